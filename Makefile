@@ -1,0 +1,63 @@
+# o2lnd top-level Makefile.
+#
+#   make            build o2lnd.ko (against KDIR) and the C++ userspace
+#   make run        set up the test bed, boot two guests on Soft-RoCE, ping
+#   make check      the whole test suite; ends with "N passed, N failed"
+#                   (FILTER=<gtest filter> runs a subset of the scenarios)
+#
+# When invoked by Kbuild (KERNELRELEASE set) this file defers to Kbuild.
+
+ifneq ($(KERNELRELEASE),)
+include $(src)/Kbuild
+else
+
+SHELL := /bin/bash
+TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+# Default KDIR: the Debian 6.1 headers of the guest kernel the test bed
+# boots (testbed/setup.sh records its ABI), else the newest installed.
+GUEST_ABI := $(shell cat $(TOP)/.testbed-abi 2>/dev/null)
+ifneq ($(GUEST_ABI),)
+KDIR ?= /usr/src/linux-headers-$(GUEST_ABI)
+else
+KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64)))
+endif
+BUILD ?= $(TOP)/build
+JOBS ?= $(shell nproc)
+
+.PHONY: all module userspace setup run check clean tidy format checkpatch
+
+all: module userspace
+
+module:
+	@test -d "$(KDIR)" || { echo "o2lnd: no kernel headers at KDIR=$(KDIR); run 'make setup' or pass KDIR=" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(TOP) modules
+
+userspace:
+	cmake -S $(TOP) -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD) -j$(JOBS)
+
+setup:
+	$(TOP)/testbed/setup.sh
+
+run: setup
+	@$(MAKE) --no-print-directory all
+	$(TOP)/testbed/run-demo.sh
+
+check: setup
+	@$(MAKE) --no-print-directory all
+	$(TOP)/testbed/check.sh $(if $(FILTER),--filter '$(FILTER)')
+
+checkpatch:
+	$(TOP)/testbed/checkpatch.sh
+
+format:
+	clang-format -i $$(git -C $(TOP) ls-files '*.cc' '*.h' | grep -v '^module/\|^kunit/\|^include/')
+
+tidy: userspace
+	run-clang-tidy -p $(BUILD) -quiet '$(TOP)/(o2ctl|userspace-tests|testbed)/.*\.cc$$'
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(TOP) clean
+	rm -rf $(BUILD)
+
+endif
