@@ -48,7 +48,7 @@ check: setup
 	$(TOP)/testbed/check.sh $(if $(FILTER),--filter '$(FILTER)')
 
 checkpatch:
-	$(TOP)/testbed/checkpatch.sh
+	$(TOP)/scripts/checkpatch.sh
 
 format:
 	clang-format -i $$(git -C $(TOP) ls-files '*.cc' '*.h' | grep -v '^module/\|^kunit/\|^include/')
