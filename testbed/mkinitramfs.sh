@@ -1,0 +1,89 @@
+#!/bin/bash
+# mkinitramfs.sh KERNEL_DIR: build KERNEL_DIR/initramfs.cpio.gz, a busybox
+# initramfs that mounts the host root (9p, read-only) under a tmpfs overlay
+# and switch_roots into it, then runs the guest init script named by o2.init=
+# on the kernel command line (from the shared root, so editing it needs no
+# rebuild).  Kernel modules needed before the switch are copied in from
+# KERNEL_DIR/lib/modules/<release> (or root/lib/modules/<release>); a kernel with those built in needs none.
+set -euo pipefail
+KDIR=$(cd "$1" && pwd)
+REL=$(cat "$KDIR/release")
+MODS="$KDIR/lib/modules/$REL"
+[[ -d $MODS ]] || MODS="$KDIR/root/lib/modules/$REL"  # kernel/build.sh layout
+BB=/bin/busybox
+[[ -x $BB ]] || BB=/usr/bin/busybox
+file -L "$BB" | grep -q 'statically linked' || { echo "mkinitramfs: $BB is not static (install busybox-static)" >&2; exit 1; }
+
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+mkdir -p "$W"/{bin,dev,proc,sys,mods,newroot,ro,rw}
+cp "$BB" "$W/bin/busybox"
+: > "$W/mods/order"
+for m in virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci \
+	netfs fscache 9pnet 9pnet_virtio 9p overlay; do
+	p=$(grep -E "(^|/)$m\.ko(\.[a-z]+)?:" "$MODS/modules.dep" 2>/dev/null | head -1 | cut -d: -f1 || true)
+	[[ -n "$p" ]] || continue # built in (or absent)
+	f=$(basename "$p")
+	case "$f" in
+	*.ko.xz) xz -dc "$MODS/$p" > "$W/mods/$m.ko" ;;
+	*.ko.zst) zstd -qdc "$MODS/$p" > "$W/mods/$m.ko" ;;
+	*.ko.gz) gzip -dc "$MODS/$p" > "$W/mods/$m.ko" ;;
+	*) cp "$MODS/$p" "$W/mods/$m.ko" ;;
+	esac
+	echo "$m" >> "$W/mods/order"
+done
+
+cat > "$W/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+log() { echo "o2-initramfs: $*" > /dev/kmsg; }
+fail() { log "FATAL: $*"; echo "o2-initramfs: FATAL: $*"; sleep 1; echo o > /proc/sysrq-trigger; poweroff -f; }
+for m in $(cat /mods/order); do insmod /mods/$m.ko || log "insmod $m failed"; done
+O2_INIT=/work/main/testbed/guest-init.sh
+O2_MODDIR=
+O2_LIVE=
+for a in $(cat /proc/cmdline); do
+	case "$a" in
+	o2.init=*) O2_INIT=${a#o2.init=} ;;
+	o2.moddir=*) O2_MODDIR=${a#o2.moddir=} ;;
+	o2.live=*) O2_LIVE=${a#o2.live=} ;;
+	esac
+done
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose hostroot /ro || fail "mount hostroot"
+mount -t tmpfs -o mode=755 tmpfs /rw || fail "tmpfs"
+mkdir -p /rw/upper /rw/work
+mount -t overlay -o lowerdir=/ro,upperdir=/rw/upper,workdir=/rw/work overlay /newroot || fail "overlay"
+R=/newroot
+REL=$(uname -r)
+if [ -n "$O2_MODDIR" ]; then
+	mkdir -p $R/usr/lib/modules/$REL
+	[ -e $R/lib ] || ln -s usr/lib $R/lib
+	mount --bind $R$O2_MODDIR $R/usr/lib/modules/$REL || log "bind modules failed"
+fi
+# The project folder (tag "live") without caching, so files rebuilt on the
+# host are seen at once by a running guest.
+if [ -n "$O2_LIVE" ]; then
+	mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=mmap live $R$O2_LIVE || log "mount live $O2_LIVE failed"
+fi
+mkdir -p $R/out
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 out $R/out || log "mount /out failed"
+mount -t proc proc $R/proc
+mount -t sysfs sysfs $R/sys
+mount -t devtmpfs devtmpfs $R/dev
+mkdir -p $R/dev/pts $R/dev/shm
+mount -t devpts devpts $R/dev/pts
+mount -t tmpfs tmpfs $R/dev/shm
+mount -t tmpfs -o mode=755 tmpfs $R/run
+mount -t tmpfs -o mode=1777 tmpfs $R/tmp
+mount -t debugfs debugfs $R/sys/kernel/debug 2>/dev/null
+umount /proc /sys /dev 2>/dev/null
+[ -e $R$O2_INIT ] || fail "no guest init script $O2_INIT"
+exec switch_root $R /bin/bash $O2_INIT
+INIT
+chmod +x "$W/init"
+( cd "$W" && find . | cpio -o -H newc --quiet | gzip -1 ) > "$KDIR/initramfs.cpio.gz.tmp.$$"
+mv "$KDIR/initramfs.cpio.gz.tmp.$$" "$KDIR/initramfs.cpio.gz"

@@ -1,0 +1,140 @@
+#!/bin/bash
+# o2lnd test bed setup (idempotent).  `make setup` runs it; `make run` and
+# `make check` run it first.
+#
+#  - installs the packages the test bed needs (skips apt when all present)
+#  - discovers the Debian kernel ABI, writes the guest kernel release
+#    ($ABI-amd64, e.g. 6.1.0-57-amd64) to $TOP/.testbed-abi: the Makefile
+#    builds the module against /usr/src/linux-headers-$(cat .testbed-abi)
+#  - downloads linux-image-$ABI-amd64 into $O2_CACHE keyed by package version,
+#    unpacks it, runs depmod, extracts the uncompressed ELF vmlinux (PVH boot)
+#  - builds the busybox initramfs for that kernel
+#  - points $O2_CACHE/kernels/debian at the result
+#
+# Env: O2_CACHE (default /var/cache/o2lnd).
+set -euo pipefail
+
+TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+O2_CACHE="${O2_CACHE:-/var/cache/o2lnd}"
+T0=${EPOCHREALTIME/./}
+stage() {
+	local us=$(( ${EPOCHREALTIME/./} - T0 ))
+	printf '[setup %3d.%01ds] %s\n' $((us / 1000000)) $((us / 100000 % 10)) "$*"
+}
+die() { echo "setup: error: $*" >&2; exit 1; }
+
+# ---------------------------------------------------------------- packages
+BASE_PKGS=(qemu-system-x86 qemu-utils busybox-static rdma-core ibverbs-utils rdmacm-utils
+	perftest iproute2 kmod cpio libgtest-dev cmake g++ make librdmacm-dev
+	libibverbs-dev libcap2-bin python3-yaml python3 xz-utils)
+
+missing_pkgs() {
+	local installed
+	installed=$(dpkg-query -W -f='${Package} ${Status}\n' "$@" 2>/dev/null | awk '$NF == "installed" {print $1}')
+	local p
+	for p in "$@"; do
+		grep -qx -- "$p" <<<"$installed" || echo "$p"
+	done
+}
+
+APT_UPDATED=${O2_SETUP_APT_UPDATED:-0}
+apt_update() {
+	if [[ $APT_UPDATED == 0 ]]; then
+		stage "apt-get update"
+		apt-get update -qq >/dev/null || die "apt-get update failed"
+		APT_UPDATED=1
+	fi
+}
+apt_install() {
+	local miss
+	miss=$(missing_pkgs "$@")
+	[[ -z "$miss" ]] && return 0
+	apt_update
+	stage "apt-get install $(echo $miss)"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $miss >/dev/null \
+		|| die "apt-get install failed: $miss"
+}
+
+stage "checking packages"
+apt_install "${BASE_PKGS[@]}"
+
+# ---------------------------------------------------------------- kernel ABI
+abi_from_cache() {
+	apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/.*Depends: linux-image-\([0-9][^ ]*\)-amd64$/\1/p' | head -1
+}
+ABI=$(abi_from_cache)
+if [[ -z "$ABI" ]]; then
+	apt_update
+	ABI=$(abi_from_cache)
+fi
+[[ -n "$ABI" ]] || die "cannot discover the Debian kernel ABI (apt-cache depends linux-image-amd64)"
+IMGPKG="linux-image-$ABI-amd64"
+VER=$(apt-cache policy "$IMGPKG" | sed -n 's/^ *Candidate: //p')
+if [[ -z "$VER" || "$VER" == "(none)" ]]; then
+	apt_update
+	VER=$(apt-cache policy "$IMGPKG" | sed -n 's/^ *Candidate: //p')
+fi
+[[ -n "$VER" && "$VER" != "(none)" ]] || die "no candidate version for $IMGPKG"
+stage "guest kernel ABI $ABI ($IMGPKG $VER)"
+echo "$ABI-amd64" > "$TOP/.testbed-abi"
+
+# headers to build the module against
+apt_install "linux-headers-$ABI-amd64"
+
+# ---------------------------------------------------------------- kernel image
+KDIR="$O2_CACHE/kernels/debian-$VER"
+mkdir -p "$O2_CACHE/kernels"
+if [[ ! -f "$KDIR/.complete" ]]; then
+	stage "preparing $KDIR"
+	TMP=$(mktemp -d "$O2_CACHE/kernels/.tmp.XXXXXX")
+	trap 'rm -rf "$TMP"' EXIT
+	if ! ( cd "$TMP" && chmod 755 . && apt-get download "$IMGPKG=$VER" >/dev/null 2>&1 ); then
+		# Stale package lists: update, then start over (the ABI may have moved).
+		[[ $APT_UPDATED == 1 ]] && die "apt-get download $IMGPKG=$VER failed"
+		apt_update
+		rm -rf "$TMP"
+		O2_SETUP_APT_UPDATED=1 exec "$0" "$@"
+	fi
+	stage "downloaded $(ls "$TMP"/*.deb | xargs -n1 basename)"
+	mkdir -p "$TMP/root"
+	dpkg -x "$TMP"/*.deb "$TMP/root"
+	rm -f "$TMP"/*.deb
+	MODROOT="$TMP/root"
+	# bookworm ships /lib/modules; merged-usr layouts use /usr/lib/modules
+	if [[ ! -d "$MODROOT/lib/modules/$ABI-amd64" && -d "$MODROOT/usr/lib/modules/$ABI-amd64" ]]; then
+		mkdir -p "$MODROOT/lib" && mv "$MODROOT/usr/lib/modules" "$MODROOT/lib/modules"
+	fi
+	REL="$ABI-amd64"
+	[[ -d "$MODROOT/lib/modules/$REL" ]] || die "no lib/modules/$REL in $IMGPKG"
+	stage "depmod"
+	depmod -b "$MODROOT" "$REL"
+	mkdir -p "$TMP/k/lib"
+	mv "$MODROOT/lib/modules" "$TMP/k/lib/modules"
+	cp "$MODROOT/boot/vmlinuz-$REL" "$TMP/k/bzImage"
+	cp "$MODROOT/boot/config-$REL" "$TMP/k/config" 2>/dev/null || true
+	cp "$MODROOT/boot/System.map-$REL" "$TMP/k/System.map" 2>/dev/null || true
+	echo "$REL" > "$TMP/k/release"
+	stage "extracting ELF vmlinux"
+	"$TOP/testbed/extract-vmlinux.sh" "$TMP/k/bzImage" "$TMP/k/vmlinux" \
+		|| { echo "setup: no ELF vmlinux; guests will boot the bzImage" >&2; rm -f "$TMP/k/vmlinux"; }
+	rm -rf "$KDIR"
+	mv "$TMP/k" "$KDIR"
+	rm -rf "$TMP"
+	trap - EXIT
+	touch "$KDIR/.complete"
+else
+	stage "kernel cache hit: $KDIR"
+fi
+
+# ---------------------------------------------------------------- initramfs
+# Rebuilt when the builder changed (cheap: ~1 s).
+if [[ ! -f "$KDIR/initramfs.cpio.gz" || "$TOP/testbed/mkinitramfs.sh" -nt "$KDIR/initramfs.cpio.gz" ]]; then
+	stage "building initramfs"
+	"$TOP/testbed/mkinitramfs.sh" "$KDIR"
+else
+	stage "initramfs cache hit"
+fi
+
+ln -sfn "debian-$VER" "$O2_CACHE/kernels/debian"
+stage "done: kernel dir $O2_CACHE/kernels/debian -> debian-$VER (release $(cat "$KDIR/release"))"

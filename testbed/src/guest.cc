@@ -1,0 +1,537 @@
+#include "guest.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "protocol.h"
+
+#ifndef O2_SOURCE_DIR
+#define O2_SOURCE_DIR "/work/main"
+#endif
+#ifndef O2_BINARY_DIR
+#define O2_BINARY_DIR "/work/main/build"
+#endif
+#ifndef O2_AGENT_PATH
+#define O2_AGENT_PATH ""
+#endif
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace o2tb {
+
+namespace {
+
+std::string env_or(const char *name, const std::string &def) {
+  const char *v = getenv(name);
+  return v && *v ? std::string(v) : def;
+}
+
+std::string slurp(const std::string &path, size_t from = 0) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return {};
+  f.seekg(static_cast<std::streamoff>(from));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void spit(const std::string &path, const std::string &data) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << data;
+}
+
+size_t file_size_or0(const std::string &path) {
+  std::error_code ec;
+  auto s = fs::file_size(path, ec);
+  return ec ? 0 : static_cast<size_t>(s);
+}
+
+std::string tail(const std::string &s, size_t n) { return s.size() > n ? s.substr(s.size() - n) : s; }
+
+}  // namespace
+
+double timeout_scale() {
+  static const double s = [] {
+    const char *v = getenv("O2_TIMEOUT_SCALE");
+    double d = v ? atof(v) : 0;
+    return d > 0 ? d : 1.0;
+  }();
+  return s;
+}
+
+std::string top_dir() { return env_or("O2_TOP", O2_SOURCE_DIR); }
+std::string build_dir() { return env_or("O2_BUILD", O2_BINARY_DIR); }
+
+Kernel Kernel::find(const std::string &name_in) {
+  std::string name = name_in.empty() ? env_or("O2_KERNEL", "debian") : name_in;
+  std::string cache = env_or("O2_CACHE", "/var/cache/o2lnd") + "/kernels/";
+  std::string dir = name.find('/') != std::string::npos ? name : cache + name;
+  if (name.find('/') == std::string::npos && !fs::exists(dir)) {
+    // kernel/build.sh folders: <flavour>-<hash>-<key>; take the newest finished one.
+    fs::file_time_type best{};
+    std::error_code ec;
+    for (auto &e : fs::directory_iterator(cache, ec)) {
+      std::string fn = e.path().filename().string();
+      if (fn.rfind(name + "-", 0) != 0 || !fs::exists(e.path() / ".done")) continue;
+      auto t = fs::last_write_time(e.path() / ".done", ec);
+      if (dir == cache + name || t > best) {
+        best = t;
+        dir = e.path().string();
+      }
+    }
+  }
+  std::error_code ec;
+  auto canon = fs::canonical(dir, ec);
+  if (ec)
+    throw Error("kernel '" + name + "': no folder " + dir +
+                " (run testbed/setup.sh, or kernel/build.sh for test/debug)");
+  Kernel k;
+  k.dir = canon.string();
+  k.image = fs::exists(k.dir + "/vmlinux") ? k.dir + "/vmlinux" : k.dir + "/bzImage";
+  k.initrd = k.dir + "/initramfs.cpio.gz";
+  std::ifstream rf(k.dir + "/release");
+  std::getline(rf, k.release);
+  k.moddir = k.dir + "/lib/modules/" + k.release;
+  if (!fs::exists(k.moddir) && fs::exists(k.dir + "/root/lib/modules/" + k.release))
+    k.moddir = k.dir + "/root/lib/modules/" + k.release;
+  std::string mkinit = top_dir() + "/testbed/mkinitramfs.sh";
+  std::error_code ec2;
+  bool stale = fs::exists(k.initrd) && fs::exists(mkinit) &&
+               fs::last_write_time(mkinit, ec2) > fs::last_write_time(k.initrd, ec2);
+  if ((!fs::exists(k.initrd) || stale) && !k.release.empty()) {
+    std::string cmd = "'" + top_dir() + "/testbed/mkinitramfs.sh' '" + k.dir + "' >&2";
+    if (system(cmd.c_str()) != 0) throw Error("mkinitramfs.sh " + k.dir + " failed");
+  }
+  if (!fs::exists(k.image) || !fs::exists(k.initrd) || k.release.empty())
+    throw Error("kernel folder " + k.dir + " lacks vmlinux/bzImage, initramfs.cpio.gz or release");
+  return k;
+}
+
+std::vector<std::string> scan_reports(const std::string &log) {
+  static const char *const kPatterns[] = {
+      "Oops",         "BUG:",          "WARNING:",           "KASAN",
+      "possible recursive locking",    "circular locking",   "kmemleak",
+      "refcount_t:",  "list_add corruption", "list_del corruption",
+      "general protection", "Kernel panic", "UBSAN:",  "stack-protector",
+      "hung_task", "blocked for more than", "soft lockup", "rcu_sched self-detected stall",
+      "rcu: INFO:",
+  };
+  static const char *const kIgnore[] = {
+      "o2-testbed-mark", "o2-init", "o2-agent", "o2-initramfs",
+      "kmemleak: Kernel memory leak detector initialized",
+      "kmemleak: Automatic memory scanning thread started",
+  };
+  std::vector<std::string> out;
+  std::istringstream is(log);
+  std::string line;
+  while (std::getline(is, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    bool hit = false;
+    for (auto p : kPatterns)
+      if (line.find(p) != std::string::npos) hit = true;
+    if (!hit) continue;
+    for (auto p : kIgnore)
+      if (line.find(p) != std::string::npos) hit = false;
+    if (hit) out.push_back(line);
+  }
+  return out;
+}
+
+Guest::Guest(GuestConfig cfg) : cfg_(std::move(cfg)) {
+  // Request ids differ between host processes: a reply the agent queued for
+  // an earlier (disconnected) client must not match one of our requests.
+  next_id_ = static_cast<uint32_t>(std::random_device{}()) | 1u;
+  if (cfg_.agent.empty()) cfg_.agent = env_or("O2_AGENT", O2_AGENT_PATH);
+  if (cfg_.init.empty()) cfg_.init = top_dir() + "/testbed/guest-init.sh";
+  fs::create_directories(cfg_.dir);
+}
+
+Guest::~Guest() {
+  disconnect();
+  if (!detached_) kill();
+}
+
+std::unique_ptr<Guest> Guest::attach(const std::string &dir) {
+  std::ifstream nf(dir + "/name");
+  GuestConfig c;
+  std::getline(nf, c.name);
+  if (c.name.empty()) throw Error("no guest in " + dir);
+  c.dir = dir;
+  c.agent = "-";
+  c.init = "-";
+  c.die_with_parent = false;
+  auto g = std::make_unique<Guest>(c);
+  g->detached_ = true;
+  g->pid_ = g->read_pid();
+  std::ifstream mf(dir + "/mark");
+  std::getline(mf, g->last_mark_);
+  return g;
+}
+
+pid_t Guest::read_pid() const {
+  std::ifstream f(cfg_.dir + "/qemu.pid");
+  pid_t p = -1;
+  f >> p;
+  return p;
+}
+
+std::vector<std::string> Guest::qemu_argv() const {
+  // A guest re-booted through attach() reuses the command line it was born with.
+  if (cfg_.agent == "-") {
+    std::string all = slurp(cfg_.dir + "/qemu.args");
+    std::vector<std::string> v;
+    size_t s = 0;
+    for (size_t i = 0; i < all.size(); i++)
+      if (all[i] == '\0') {
+        v.push_back(all.substr(s, i - s));
+        s = i + 1;
+      }
+    if (v.empty()) throw Error("no qemu.args in " + cfg_.dir);
+    return v;
+  }
+  const Kernel &k = cfg_.kernel;
+  bool pvh = k.image.size() > 8 && k.image.substr(k.image.size() - 8) == "/vmlinux";
+  std::string append =
+      "console=ttyS0 panic=-1 loglevel=5 mitigations=off norandmaps nokaslr tsc=reliable "
+      "o2.name=" + cfg_.name + " o2.agent=" + cfg_.agent + " o2.init=" + cfg_.init +
+      " o2.moddir=" + k.moddir + " o2.live=" + top_dir();
+  for (auto &p : cfg_.params) append += " " + p;
+  std::vector<std::string> a = {
+      "qemu-system-x86_64", "-name", cfg_.name, "-M", "q35", "-accel", "tcg,thread=multi",
+      "-m", std::to_string(cfg_.mem_mb), "-smp", std::to_string(cfg_.smp),
+      "-nodefaults", "-no-user-config", "-nic", "none", "-display", "none", "-no-reboot",
+      "-serial", "file:" + cfg_.dir + "/console.log",
+      "-pidfile", cfg_.dir + "/qemu.pid",
+      "-kernel", k.image, "-initrd", k.initrd, "-append", append,
+      "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
+      "-virtfs", "local,path=" + top_dir() + ",mount_tag=live,security_model=none,readonly=on,multidevs=remap",
+      "-virtfs", "local,path=" + cfg_.dir + "/out,mount_tag=out,security_model=none,multidevs=remap",
+      "-device", "virtio-serial-pci",
+      "-chardev", "socket,id=agent,path=" + cfg_.dir + "/agent.sock,server=on,wait=off",
+      "-device", std::string("virtserialport,chardev=agent,name=") + proto::kPortName,
+  };
+  if (pvh) {
+    a.push_back("-bios");
+    a.push_back("/usr/share/qemu/qboot.rom");
+  }
+  for (size_t i = 0; i < cfg_.nics.size(); i++) {
+    const Nic &n = cfg_.nics[i];
+    std::string id = "n" + std::to_string(i);
+    a.push_back("-netdev");
+    a.push_back("dgram,id=" + id + ",local.type=unix,local.path=" + n.local_sock +
+                ",remote.type=unix,remote.path=" + n.remote_sock);
+    a.push_back("-device");
+    a.push_back("virtio-net-pci,netdev=" + id + ",mac=" + n.mac + ",romfile=,host_mtu=9000");
+  }
+  return a;
+}
+
+void Guest::start() {
+  kill();
+  disconnect();
+  // Keep the previous boot's reports: they may belong to the running test.
+  if (boots_ > 0 || fs::exists(console_path())) {
+    std::string old = slurp(console_path(), console_mark_);
+    for (auto &r : scan_reports(old)) last_mark_carry_.push_back("[previous boot] " + r);
+    int n = 1;
+    while (fs::exists(cfg_.dir + "/console.prev" + std::to_string(n) + ".log")) n++;
+    std::error_code ec;
+    fs::rename(console_path(), cfg_.dir + "/console.prev" + std::to_string(n) + ".log", ec);
+  }
+  console_mark_ = 0;
+  fs::create_directories(cfg_.dir + "/out");
+  std::vector<std::string> argv = qemu_argv();
+  // Stale sockets make QEMU's bind() fail.
+  for (auto &s : argv) {
+    size_t p = s.find("local.path=");
+    if (p != std::string::npos) unlink(s.substr(p + 11, s.find(',', p) - p - 11).c_str());
+  }
+  unlink((cfg_.dir + "/agent.sock").c_str());
+  unlink((cfg_.dir + "/qemu.pid").c_str());
+  {
+    std::string all;
+    for (auto &s : argv) all += s + '\0';
+    spit(cfg_.dir + "/qemu.args", all);
+    spit(cfg_.dir + "/name", cfg_.name + "\n");
+    std::string sh;
+    for (auto &s : argv) sh += "'" + s + "' ";
+    spit(cfg_.dir + "/qemu.cmdline", sh + "\n");
+  }
+  std::vector<char *> cargv;
+  for (auto &s : argv) cargv.push_back(s.data());
+  cargv.push_back(nullptr);
+  std::string qlog = cfg_.dir + "/qemu.log";
+  pid_t pid = fork();
+  if (pid < 0) throw Error(std::string("fork: ") + strerror(errno));
+  if (pid == 0) {
+    setsid();
+    if (cfg_.die_with_parent) prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int fd = open(qlog.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int nul = open("/dev/null", O_RDONLY);
+    if (nul >= 0) dup2(nul, 0);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+    }
+    execvp(cargv[0], cargv.data());
+    _exit(127);
+  }
+  pid_ = pid;
+  boots_++;
+  boot_start_ = Clock::now();
+}
+
+void Guest::wait_ready(std::chrono::seconds timeout) {
+  timeout = std::chrono::seconds(static_cast<long>(static_cast<double>(timeout.count()) * timeout_scale()));
+  auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    if (!alive()) {
+      throw Error("guest " + cfg_.name + ": QEMU exited during boot; qemu.log: " +
+                  tail(slurp(cfg_.dir + "/qemu.log"), 2000) + "\nconsole tail:\n" +
+                  tail(slurp(console_path()), 3000));
+    }
+    if (!connected_ && !connect_agent()) {
+      usleep(100000);
+      continue;
+    }
+    if (auto r = request(proto::kPing, "", 2.0); r && r->first == proto::kPong) {
+      boot_seconds_ = std::chrono::duration<double>(Clock::now() - boot_start_).count();
+      return;
+    }
+  }
+  throw Error("guest " + cfg_.name + ": agent did not answer within " +
+              std::to_string(timeout.count()) + " s; console tail:\n" + tail(slurp(console_path()), 3000));
+}
+
+void Guest::boot(std::chrono::seconds timeout) {
+  start();
+  wait_ready(timeout);
+}
+
+bool Guest::alive() const {
+  if (pid_ <= 0) return false;
+  int st;
+  pid_t r = waitpid(pid_, &st, WNOHANG);
+  if (r == pid_) {
+    const_cast<Guest *>(this)->pid_ = -1;
+    return false;
+  }
+  if (r < 0 && errno == ECHILD) return ::kill(pid_, 0) == 0;
+  return true;
+}
+
+void Guest::kill() {
+  disconnect();
+  pid_t p = pid_ > 0 ? pid_ : read_pid();
+  if (p <= 0) return;
+  // Only a QEMU whose pidfile we wrote; make sure the pid is still QEMU.
+  std::string comm = slurp("/proc/" + std::to_string(p) + "/comm");
+  if (comm.rfind("qemu-system", 0) == 0) {
+    ::kill(p, SIGKILL);
+    for (int i = 0; i < 200; i++) {
+      int st;
+      pid_t r = waitpid(p, &st, WNOHANG);
+      if (r == p || (r < 0 && ::kill(p, 0) != 0)) break;
+      usleep(10000);
+    }
+  }
+  pid_ = -1;
+  unlink((cfg_.dir + "/qemu.pid").c_str());
+}
+
+bool Guest::connect_agent() {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  std::string path = cfg_.dir + "/agent.sock";
+  if (path.size() >= sizeof sa.sun_path) {
+    close(fd);
+    throw Error("socket path too long: " + path);
+  }
+  std::strcpy(sa.sun_path, path.c_str());
+  if (connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) < 0) {
+    close(fd);
+    return false;
+  }
+  {
+    std::lock_guard lk(mu_);
+    fd_ = fd;
+    connected_ = true;
+  }
+  reader_ = std::thread(&Guest::reader_loop, this, fd);
+  return true;
+}
+
+void Guest::disconnect() {
+  {
+    std::lock_guard lk(mu_);
+    if (fd_ >= 0) shutdown(fd_, SHUT_RDWR);
+  }
+  if (reader_.joinable()) reader_.join();
+  std::lock_guard lk(mu_);
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  connected_ = false;
+  cv_.notify_all();
+}
+
+void Guest::reader_loop(int fd) {
+  std::string buf;
+  char rb[65536];
+  for (;;) {
+    ssize_t n = read(fd, rb, sizeof rb);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    buf.append(rb, static_cast<size_t>(n));
+    proto::Header h;
+    std::string payload;
+    while (proto::parse_frame(buf, h, payload)) {
+      std::lock_guard lk(mu_);
+      auto it = pending_.find(h.id);
+      if (it == pending_.end()) continue;  // stale reply (earlier ping)
+      it->second.done = true;
+      it->second.type = h.type;
+      it->second.payload = std::move(payload);
+      cv_.notify_all();
+    }
+  }
+  std::lock_guard lk(mu_);
+  connected_ = false;
+  cv_.notify_all();
+}
+
+std::optional<std::pair<uint32_t, std::string>> Guest::request(uint32_t type, const std::string &payload,
+                                                               double timeout_s) {
+  uint32_t id;
+  int fd;
+  {
+    std::lock_guard lk(mu_);
+    if (!connected_) return std::nullopt;
+    id = next_id_++;
+    if (id == 0) id = next_id_++;
+    pending_[id] = {};
+    fd = fd_;
+  }
+  std::string f = proto::frame(type, id, payload);
+  {
+    std::lock_guard wl(write_mu_);
+    size_t off = 0;
+    while (off < f.size()) {
+      ssize_t n = send(fd, f.data() + off, f.size() - off, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+  }
+  std::unique_lock lk(mu_);
+  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  cv_.wait_until(lk, deadline, [&] { return pending_[id].done || !connected_; });
+  Pending p = std::move(pending_[id]);
+  pending_.erase(id);
+  if (!p.done) return std::nullopt;
+  return std::make_pair(p.type, std::move(p.payload));
+}
+
+RunResult Guest::run(const std::string &cmd, double timeout_s, bool separate_stderr) {
+  if (!connected_ && alive()) connect_agent();
+  timeout_s *= timeout_scale();
+  std::string pl;
+  proto::put_u32(pl, static_cast<uint32_t>(std::max(1.0, timeout_s * 1000)));
+  proto::put_u32(pl, separate_stderr ? uint32_t{proto::kSeparateStderr} : uint32_t{0});
+  pl += cmd;
+  auto t0 = Clock::now();
+  auto r = request(proto::kRun, pl, timeout_s + 30);
+  RunResult res;
+  res.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!r || r->first != proto::kRunResult || r->second.size() < 12) {
+    res.status = -1;
+    res.timed_out = true;
+    res.out = "o2-testbed: no reply from the agent of " + cfg_.name + (alive() ? "" : " (guest is dead)") + "\n";
+    return res;
+  }
+  const std::string &p = r->second;
+  res.status = static_cast<int32_t>(proto::get_u32(p, 0));
+  uint32_t flags = proto::get_u32(p, 4);
+  uint32_t olen = proto::get_u32(p, 8);
+  res.timed_out = flags & proto::kTimedOut;
+  res.out = p.substr(12, olen);
+  res.err = p.size() > 12 + olen ? p.substr(12 + olen) : "";
+  return res;
+}
+
+std::string Guest::check(const std::string &cmd, double timeout_s) {
+  RunResult r = run(cmd, timeout_s);
+  if (!r.ok())
+    throw Error(cfg_.name + ": `" + cmd + "` failed (status " + std::to_string(r.status) +
+                (r.timed_out ? ", timed out" : "") + "):\n" + r.out);
+  return r.out;
+}
+
+std::optional<std::string> Guest::read_file(const std::string &path, double timeout_s) {
+  if (!connected_ && alive()) connect_agent();
+  auto r = request(proto::kReadFile, path, timeout_s);
+  if (!r || r->first != proto::kFile || r->second.size() < 4 || proto::get_u32(r->second, 0) != 0)
+    return std::nullopt;
+  return r->second.substr(4);
+}
+
+std::string Guest::dmesg() {
+  RunResult r = run("dmesg", 30, true);
+  return r.status == 0 ? r.out : std::string();
+}
+
+void Guest::mark(const std::string &label) {
+  last_mark_ = "o2-testbed-mark: " + label + " " + std::to_string(Clock::now().time_since_epoch().count());
+  run("echo '" + last_mark_ + "' > /dev/kmsg", 10);
+  spit(cfg_.dir + "/mark", last_mark_ + "\n");
+  console_mark_ = file_size_or0(console_path());
+  last_mark_carry_.clear();
+}
+
+std::vector<std::string> Guest::kernel_reports() {
+  std::vector<std::string> out = last_mark_carry_;
+  std::set<std::string> seen;
+  auto add = [&](const std::string &l) {
+    // dedupe console vs dmesg: compare the text after the "[ time]" stamp
+    size_t b = l.find("] ");
+    std::string key = l.rfind("[", 0) == 0 && b != std::string::npos ? l.substr(b + 2) : l;
+    if (seen.insert(key).second) out.push_back(l);
+  };
+  for (auto &l : scan_reports(slurp(console_path(), console_mark_))) add(l);
+  if (alive()) {
+    std::string d = dmesg();
+    if (!last_mark_.empty()) {
+      size_t m = d.rfind(last_mark_);
+      if (m != std::string::npos) d = d.substr(m);
+    }
+    for (auto &l : scan_reports(d)) add(l);
+  }
+  return out;
+}
+
+std::string Guest::save_dmesg(const std::string &tag) {
+  std::string path = cfg_.dir + "/dmesg" + (tag.empty() ? "" : "-" + tag) + ".txt";
+  spit(path, alive() ? dmesg() : std::string("(guest not running)\n"));
+  return path;
+}
+
+}  // namespace o2tb

@@ -1,0 +1,145 @@
+// o2lnd test bed: the host-side driver of one QEMU guest.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace o2tb {
+
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Paths of the repository and the build tree (from the build; overridable
+// by the environment: O2_TOP, O2_BUILD).
+std::string top_dir();
+std::string build_dir();
+// $O2_TIMEOUT_SCALE (default 1): multiplies boot and command timeouts, e.g.
+// 4 for the debug kernel.  Assertions on how fast something failed are not scaled.
+double timeout_scale();
+
+// A bootable kernel: a folder with vmlinux (or bzImage), initramfs.cpio.gz,
+// release and lib/modules/<release>.  `name` is "debian" (the default, from
+// $O2_KERNEL), "test", "debug" (looked up under $O2_CACHE/kernels) or a path.
+struct Kernel {
+  std::string dir, image, initrd, release, moddir;
+  static Kernel find(const std::string &name = "");
+};
+
+// One virtio-net NIC linked to another guest's NIC by a pair of unix
+// datagram sockets (-netdev dgram).
+struct Nic {
+  std::string local_sock, remote_sock, mac;
+};
+
+struct GuestConfig {
+  std::string name;       // hostname and folder name, e.g. "g1"
+  std::string dir;        // state folder: sockets, pid, console logs, out/
+  Kernel kernel;
+  int mem_mb = 1024;
+  int smp = 1;
+  std::vector<Nic> nics;  // eth0, eth1, ... in order
+  std::vector<std::string> params;  // extra kernel command line (o2.ip=...)
+  std::string agent;      // guest agent binary (default: next to this program's build)
+  std::string init;       // guest init script (default: testbed/guest-init.sh)
+  bool die_with_parent = true;  // QEMU gets SIGKILL when the booting thread exits
+};
+
+struct RunResult {
+  int status = -1;        // exit code (128+sig when killed by a signal)
+  bool timed_out = false;
+  std::string out;        // stdout+stderr (or stdout with separate_stderr)
+  std::string err;
+  double seconds = 0;
+  bool ok() const { return status == 0 && !timed_out; }
+};
+
+class Guest {
+ public:
+  explicit Guest(GuestConfig cfg);
+  ~Guest();  // kills the guest unless detach()ed
+  Guest(const Guest &) = delete;
+  Guest &operator=(const Guest &) = delete;
+
+  // Re-attach to a guest booted earlier (by another process) in `dir`.
+  static std::unique_ptr<Guest> attach(const std::string &dir);
+
+  const GuestConfig &config() const { return cfg_; }
+  const std::string &name() const { return cfg_.name; }
+  std::string out_dir() const { return cfg_.dir + "/out"; }
+  std::string console_path() const { return cfg_.dir + "/console.log"; }
+
+  // Starts QEMU (killing a previous instance) and waits until the agent
+  // answers.  Throws Error on timeout or if QEMU dies.
+  void boot(std::chrono::seconds timeout = std::chrono::seconds(180));
+  // Starts QEMU without waiting; wait_ready() waits.
+  void start();
+  void wait_ready(std::chrono::seconds timeout = std::chrono::seconds(180));
+  void kill();       // SIGKILL by the pid QEMU wrote
+  bool alive() const;
+  void detach() { detached_ = true; }
+  double boot_seconds() const { return boot_seconds_; }
+
+  RunResult run(const std::string &cmd, double timeout_s = 60, bool separate_stderr = false);
+  // Like run, but throws Error (with output) unless the command succeeds.
+  std::string check(const std::string &cmd, double timeout_s = 60);
+  std::optional<std::string> read_file(const std::string &path, double timeout_s = 30);
+
+  std::string dmesg();
+  // Writes a marker into the kernel log; kernel_reports() then only looks
+  // at what came after the last mark (dmesg) / this boot's console from here.
+  void mark(const std::string &label);
+  // Oops / BUG / WARNING / KASAN / lockdep / kmemleak / refcount / list
+  // corruption / GPF / panic lines in the console log and dmesg.
+  std::vector<std::string> kernel_reports();
+  // Copies dmesg into the state folder (dmesg.txt); returns its path.
+  std::string save_dmesg(const std::string &tag = "");
+
+ private:
+  struct Pending {
+    bool done = false;
+    uint32_t type = 0;
+    std::string payload;
+  };
+  std::vector<std::string> qemu_argv() const;
+  bool connect_agent();
+  void disconnect();
+  void reader_loop(int fd);
+  std::optional<std::pair<uint32_t, std::string>> request(uint32_t type, const std::string &payload,
+                                                          double timeout_s);
+  pid_t read_pid() const;
+
+  GuestConfig cfg_;
+  pid_t pid_ = -1;
+  bool detached_ = false;
+  double boot_seconds_ = 0;
+  int boots_ = 0;
+  size_t console_mark_ = 0;
+
+  std::chrono::steady_clock::time_point boot_start_{};
+  std::vector<std::string> last_mark_carry_;  // reports of boots since the mark
+
+  std::mutex mu_;
+  std::mutex write_mu_;
+  std::condition_variable cv_;
+  int fd_ = -1;
+  bool connected_ = false;
+  std::thread reader_;
+  uint32_t next_id_ = 1;
+  std::map<uint32_t, Pending> pending_;
+  std::string last_mark_;
+};
+
+// Kernel report patterns, exposed for tests of the scanner.
+std::vector<std::string> scan_reports(const std::string &log);
+
+}  // namespace o2tb

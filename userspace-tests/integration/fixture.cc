@@ -1,0 +1,204 @@
+#include "fixture.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace o2it {
+
+namespace {
+
+std::string env_or(const char *name, const std::string &def) {
+  const char *v = getenv(name);
+  return v && *v ? std::string(v) : def;
+}
+
+std::string now_stamp() {
+  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char b[32];
+  strftime(b, sizeof b, "%H:%M:%S", gmtime(&t));
+  return b;
+}
+
+}  // namespace
+
+std::string ko_path() { return env_or("O2_KO", O2_ITEST_KO); }
+std::string o2ctl_path() { return env_or("O2_O2CTL", O2_ITEST_O2CTL); }
+std::string guest_abi_tests_path() { return env_or("O2_GUEST_ABI_TESTS", O2_ITEST_GUEST_ABI_TESTS); }
+
+std::string sh_quote(const std::string &s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::vector<std::string> lines_of(const std::string &s) {
+  std::vector<std::string> v;
+  std::istringstream is(s);
+  std::string l;
+  while (std::getline(is, l)) {
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    v.push_back(l);
+  }
+  return v;
+}
+
+std::string indent(const std::string &s, const std::string &prefix) {
+  std::string o;
+  for (auto &l : lines_of(s)) o += prefix + l + "\n";
+  return o;
+}
+
+bool has_line(const std::string &out, const std::string &line) {
+  for (auto &l : lines_of(out))
+    if (l == line) return true;
+  return false;
+}
+
+void Bed::boot(const std::string &suite, const std::string &topology) {
+  suite_ = suite;
+  dir_ = env_or("O2_RESULTS", O2_ITEST_SOURCE_DIR "/results") + "/itest/" + suite;
+  if (fs::exists(dir_ + "/guests")) {  // guests left by an interrupted run
+    try {
+      o2tb::Testbed::attach(dir_)->kill_all();
+    } catch (const std::exception &) {
+    }
+  }
+  fs::remove_all(dir_);
+  fs::create_directories(dir_);
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    o2tb::TopologyOptions o;
+    o.dir = dir_;
+    tb_ = o2tb::Testbed::by_name(topology, o);
+    tb_->boot_all();
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    printf("[ testbed  ] %s: %s booted in %.1f s (logs in %s)\n", suite.c_str(), topology.c_str(), s,
+           dir_.c_str());
+    fflush(stdout);
+  } catch (const std::exception &e) {
+    boot_error_ = std::string("booting the ") + topology + " test bed failed: " + e.what();
+    if (tb_) tb_->kill_all();
+  }
+}
+
+void Bed::shutdown() {
+  if (tb_) tb_->kill_all();
+  tb_.reset();
+}
+
+RunResult Bed::run(Guest &g, const std::string &cmd, double timeout_s) {
+  RunResult r = g.run(cmd, timeout_s);
+  std::ofstream f(test_log_.empty() ? dir_ + "/commands.log" : test_log_, std::ios::app);
+  f << "[" << now_stamp() << "] " << g.name() << "$ " << cmd << "\n"
+    << r.out << (r.out.empty() || r.out.back() == '\n' ? "" : "\n") << "  -> status " << r.status
+    << (r.timed_out ? " (timed out)" : "") << ", " << r.seconds << " s\n";
+  return r;
+}
+
+void Bed::before_test(const std::string &test) {
+  test_ = test;
+  test_log_ = dir_ + "/" + test + ".log";
+  fs::remove(test_log_);
+  for (size_t i = 0; i < tb_->size(); i++) {
+    Guest &g = (*tb_)[i];
+    if (dirty_ || !g.alive()) {
+      auto t0 = std::chrono::steady_clock::now();
+      g.boot();
+      printf("[ testbed  ] rebooted %s in %.1f s\n", g.name().c_str(),
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      fflush(stdout);
+    }
+  }
+  dirty_ = false;
+  for (size_t i = 0; i < tb_->size(); i++) {
+    Guest &g = (*tb_)[i];
+    run(g, "if grep -q '^o2lnd ' /proc/modules; then rmmod o2lnd; fi", 60);
+  }
+  tb_->mark(test);
+}
+
+void Bed::after_test(bool failed) {
+  std::vector<std::string> problems;
+  for (size_t i = 0; i < tb_->size(); i++) {
+    Guest &g = (*tb_)[i];
+    if (!g.alive()) {
+      problems.push_back(g.name() + " died during the test (console: " + g.console_path() + ")");
+      continue;
+    }
+    RunResult r = run(g, "if grep -q '^o2lnd ' /proc/modules; then rmmod o2lnd; fi", 60);
+    if (!r.ok())
+      problems.push_back(g.name() + ": rmmod o2lnd at the end of the test failed (status " +
+                         std::to_string(r.status) + "): " + r.out);
+  }
+  auto reports = tb_->kernel_reports();
+  for (auto &r : reports) problems.push_back("kernel report: " + r);
+  for (auto &p : problems) ADD_FAILURE() << p;
+  if (!problems.empty()) dirty_ = true;  // fresh kernels for the next test
+  if (failed || !problems.empty()) {
+    for (size_t i = 0; i < tb_->size(); i++) {
+      Guest &g = (*tb_)[i];
+      std::string d = g.save_dmesg(test_);
+      std::error_code ec;
+      fs::copy_file(g.console_path(), g.config().dir + "/console-" + test_ + ".log",
+                    fs::copy_options::overwrite_existing, ec);
+      printf("[ logs     ] %s: %s, console %s\n", g.name().c_str(), d.c_str(), g.console_path().c_str());
+    }
+    printf("[ logs     ] commands: %s\n", test_log_.c_str());
+    fflush(stdout);
+  }
+}
+
+void TopologyTest::SetUp() {
+  if (!bed().tb()) GTEST_FAIL() << bed().boot_error();
+  if (needs_module() && !fs::exists(ko_path())) GTEST_FAIL() << "no module at " << ko_path() << " (run make module)";
+  const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
+  try {
+    bed().before_test(info->name());
+  } catch (const std::exception &e) {
+    GTEST_FAIL() << "test bed: " << e.what();
+  }
+}
+
+void TopologyTest::TearDown() {
+  if (!bed().tb()) return;
+  try {
+    bed().after_test(HasFailure());
+  } catch (const std::exception &e) {
+    ADD_FAILURE() << "test bed: " << e.what();
+  }
+}
+
+RunResult TopologyTest::insmod(Guest &g, const std::string &networks, double timeout_s) {
+  return run(g, "insmod " + sh_quote(ko_path()) + " " + sh_quote("networks=\"" + networks + "\""), timeout_s);
+}
+
+RunResult TopologyTest::rmmod(Guest &g, double timeout_s) { return run(g, "rmmod o2lnd", timeout_s); }
+
+RunResult TopologyTest::o2ctl(Guest &g, const std::string &args, double timeout_s) {
+  return run(g, sh_quote(o2ctl_path()) + " " + args, timeout_s);
+}
+
+uint64_t TopologyTest::read_counter(Guest &g, const std::string &path) {
+  RunResult r = run(g, "cat " + sh_quote(path), 10);
+  return r.ok() ? std::strtoull(r.out.c_str(), nullptr, 10) : 0;
+}
+
+std::map<std::string, uint64_t> TopologyTest::rxe_stats(Guest &g, const std::string &dev) {
+  std::map<std::string, uint64_t> m;
+  RunResult r = run(g, "rdma stat show link " + dev + "/1", 10);
+  std::istringstream is(r.out);
+  std::string k, v;
+  is >> k >> v;  // "link rxe0/1"
+  while (is >> k >> v) m[k] = std::strtoull(v.c_str(), nullptr, 10);
+  return m;
+}
+
+}  // namespace o2it
