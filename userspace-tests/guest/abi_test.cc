@@ -1,0 +1,454 @@
+// The kernel's side of include/uapi/o2lnd.h, checked with raw ioctls.
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "guest_env.h"
+#include "o2lnd/device.h"
+#include "o2lnd/nid.h"
+#include "o2lnd/uapi.h"
+
+namespace o2lnd::guest {
+namespace {
+
+constexpr unsigned char kPattern = 0xa5;
+// TEST-NET-1: never a real peer; used where a call must be refused before
+// any traffic (and returns quickly even if it is not).
+constexpr std::uint64_t kNowhere = 0x00050000c0000201ULL;  // 192.0.2.1@o2ib0
+constexpr std::uint64_t kTcpNid = 0x00020000c0a80102ULL;   // 192.168.1.2@tcp0
+
+std::string errno_name(int err) {
+  if (err == 0) {
+    return "success";
+  }
+  const char* name = ::strerrordesc_np(err);
+  const char* sym = ::strerrorname_np(err);
+  return std::string(sym != nullptr ? sym : "?") + " (" + (name != nullptr ? name : "?") + ")";
+}
+
+std::string cmd_name(unsigned long cmd) {
+  switch (cmd) {
+    case O2LND_IOC_VERSION:
+      return "VERSION";
+    case O2LND_IOC_PING:
+      return "PING";
+    case O2LND_IOC_NET_SHOW:
+      return "NET_SHOW";
+    default:
+      return "cmd " + std::to_string(cmd);
+  }
+}
+
+template <typename T>
+bool all_bytes(const T& obj, std::size_t from, std::size_t to, unsigned char value) {
+  const auto* p = reinterpret_cast<const unsigned char*>(&obj);  // NOLINT(*-reinterpret-cast)
+  return std::all_of(p + from, p + to, [value](unsigned char b) { return b == value; });  // NOLINT
+}
+
+// A NUL-terminated field with nothing but NULs after the terminator.
+template <std::size_t N>
+::testing::AssertionResult clean_string(const char (&s)[N]) {  // NOLINT(*-avoid-c-arrays)
+  std::size_t len = ::strnlen(s, N);
+  if (len == N) {
+    return ::testing::AssertionFailure() << "not NUL-terminated";
+  }
+  for (std::size_t i = len; i < N; ++i) {
+    if (s[i] != '\0') {  // NOLINT(*-constant-array-index)
+      return ::testing::AssertionFailure()
+             << "byte " << i << " after the NUL is " << int{static_cast<unsigned char>(s[i])};
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+class AbiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fd_ = ::open(settings().device.c_str(), O_RDWR | O_CLOEXEC);  // NOLINT(*-vararg)
+    ASSERT_GE(fd_, 0) << "cannot open " << settings().device << ": " << errno_name(errno)
+                      << " (is o2lnd loaded?)";
+  }
+  void TearDown() override {
+    if (fd_ >= 0) {
+      ::close(fd_);
+    }
+  }
+
+  // ioctl(); 0 or the errno.
+  int call(unsigned long cmd, void* arg) const {
+    return ::ioctl(fd_, cmd, arg) == 0 ? 0 : errno;  // NOLINT(*-vararg)
+  }
+
+  // Expects `arg` refused with `want`, and the user buffer left as it was.
+  template <typename T>
+  void expect_refused(unsigned long cmd, T arg, int want, const std::string& what) {
+    std::array<unsigned char, sizeof(T)> before{};
+    std::memcpy(before.data(), &arg, sizeof(T));
+    int rc = call(cmd, &arg);
+    EXPECT_EQ(rc, want) << cmd_name(cmd) << " with " << what << ": expected " << errno_name(want)
+                        << ", got " << errno_name(rc);
+    EXPECT_EQ(std::memcmp(before.data(), &arg, sizeof(T)), 0)
+        << cmd_name(cmd) << " with " << what << ": a refused call changed the user buffer";
+  }
+
+  // Header rules shared by PING and NET_SHOW (VERSION has its own).
+  template <typename T>
+  void check_header_rules(unsigned long cmd, const T& valid) {
+    for (std::uint32_t abi : {0U, O2LND_ABI_VERSION + 1U, 0xffffffffU}) {
+      T a = valid;
+      a.hdr.abi_version = abi;
+      expect_refused(cmd, a, EPROTO, "abi_version " + std::to_string(abi));
+    }
+    for (std::uint32_t size : {std::uint32_t{sizeof(T) - 1}, std::uint32_t{sizeof(T) + 1},
+                               std::uint32_t{0}, std::uint32_t{sizeof(o2lnd_ioc_hdr)}}) {
+      T a = valid;
+      a.hdr.size = size;
+      expect_refused(cmd, a, EINVAL, "size " + std::to_string(size));
+    }
+    for (std::uint32_t flags : {1U, 0x80000000U}) {
+      T a = valid;
+      a.hdr.flags = flags;
+      expect_refused(cmd, a, EINVAL, "flags " + std::to_string(flags));
+      a = valid;
+      a.hdr.reserved = flags;
+      expect_refused(cmd, a, EINVAL, "reserved " + std::to_string(flags));
+    }
+  }
+
+  // NULL, unmapped, half-mapped and (when `check_readonly`) read-only
+  // arguments are EFAULT.
+  template <typename T>
+  void check_bad_pointers(unsigned long cmd, const T& valid, bool check_readonly) {
+    EXPECT_EQ(call(cmd, nullptr), EFAULT) << cmd_name(cmd) << " with NULL";
+
+    long page = ::sysconf(_SC_PAGESIZE);
+    auto len = static_cast<std::size_t>(2 * page);
+    void* map = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(map, MAP_FAILED);
+    auto* base = static_cast<unsigned char*>(map);
+    unsigned char* second = base + page;  // NOLINT(*-pointer-arithmetic)
+    ASSERT_EQ(::mprotect(second, static_cast<std::size_t>(page), PROT_NONE), 0);
+
+    // Entirely in an inaccessible page.
+    EXPECT_EQ(call(cmd, second), EFAULT) << cmd_name(cmd) << " with an unmapped pointer";
+    // The header readable, the rest not.
+    unsigned char* straddle = second - sizeof(o2lnd_ioc_hdr);  // NOLINT(*-pointer-arithmetic)
+    std::memcpy(straddle, &valid, sizeof(o2lnd_ioc_hdr));
+    EXPECT_EQ(call(cmd, straddle), EFAULT)
+        << cmd_name(cmd) << " with only the header in mapped memory";
+    if (check_readonly) {
+      std::memcpy(base, &valid, sizeof(T));
+      ASSERT_EQ(::mprotect(base, static_cast<std::size_t>(page), PROT_READ), 0);
+      EXPECT_EQ(call(cmd, base), EFAULT) << cmd_name(cmd) << " with a read-only argument";
+    }
+    ::munmap(map, len);
+  }
+
+  [[nodiscard]] std::uint32_t net_count() const {
+    auto a = make_arg<o2lnd_ioc_net>();
+    a.index = 0;
+    int rc = call(O2LND_IOC_NET_SHOW, &a);
+    return rc == 0 ? a.count : 0;
+  }
+
+  int fd_ = -1;
+};
+
+o2lnd_ioc_ping valid_ping(std::uint64_t nid = kNowhere) {
+  auto a = make_arg<o2lnd_ioc_ping>();
+  a.nid = nid;
+  a.src_nid = O2LND_NID_ANY;
+  a.timeout_ms = 1;
+  a.max_ids = O2LND_PING_MAX_IDS;
+  return a;
+}
+
+// ---- VERSION ------------------------------------------------------------------
+
+TEST_F(AbiTest, VersionReportsThisAbiWithZeroPadAndCleanString) {
+  auto a = make_arg<o2lnd_ioc_version>();
+  std::memset(&a.abi_version, kPattern, sizeof(a) - sizeof(a.hdr));
+  ASSERT_EQ(call(O2LND_IOC_VERSION, &a), 0);
+  EXPECT_EQ(a.abi_version, static_cast<std::uint32_t>(O2LND_ABI_VERSION));
+  EXPECT_EQ(a.pad, 0U);
+  EXPECT_GT(::strnlen(a.module_version, sizeof(a.module_version)), 0U);
+  EXPECT_TRUE(clean_string(a.module_version)) << "module_version";
+}
+
+TEST_F(AbiTest, VersionWorksWithAnyAbiVersion) {
+  for (std::uint32_t abi : {0U, O2LND_ABI_VERSION + 1U, 0xffffffffU}) {
+    auto a = make_arg<o2lnd_ioc_version>();
+    a.hdr.abi_version = abi;
+    EXPECT_EQ(call(O2LND_IOC_VERSION, &a), 0) << "abi_version " << abi;
+    EXPECT_EQ(a.abi_version, static_cast<std::uint32_t>(O2LND_ABI_VERSION));
+  }
+}
+
+TEST_F(AbiTest, VersionChecksOnlyTheSize) {
+  auto a = make_arg<o2lnd_ioc_version>();
+  a.hdr.flags = 1;
+  a.hdr.reserved = 1;
+  EXPECT_EQ(call(O2LND_IOC_VERSION, &a), 0);
+}
+
+TEST_F(AbiTest, VersionWithWrongSizeIsEinval) {
+  for (std::uint32_t size : {std::uint32_t{sizeof(o2lnd_ioc_version) - 1},
+                             std::uint32_t{sizeof(o2lnd_ioc_version) + 1}, std::uint32_t{0}}) {
+    auto a = make_arg<o2lnd_ioc_version>();
+    a.hdr.size = size;
+    expect_refused(O2LND_IOC_VERSION, a, EINVAL, "size " + std::to_string(size));
+  }
+}
+
+TEST_F(AbiTest, VersionWithBadPointerIsEfault) {
+  check_bad_pointers(O2LND_IOC_VERSION, make_arg<o2lnd_ioc_version>(), true);
+}
+
+// ---- unknown commands --------------------------------------------------------
+
+TEST_F(AbiTest, UnknownCommandIsEnotty) {
+  auto a = make_arg<o2lnd_ioc_version>();
+  for (unsigned long cmd : {
+           static_cast<unsigned long>(_IOWR(O2LND_IOC_MAGIC, 0, o2lnd_ioc_version)),
+           static_cast<unsigned long>(_IOWR(O2LND_IOC_MAGIC, 4, o2lnd_ioc_version)),
+           static_cast<unsigned long>(_IOWR(O2LND_IOC_MAGIC, 99, o2lnd_ioc_version)),
+           static_cast<unsigned long>(_IOWR(O2LND_IOC_MAGIC + 1, 1, o2lnd_ioc_version)),
+           static_cast<unsigned long>(_IO(O2LND_IOC_MAGIC, 1)),
+       }) {
+    expect_refused(cmd, a, ENOTTY, "unknown command");
+  }
+}
+
+TEST_F(AbiTest, CommandWithOtherEncodedSizeIsEnotty) {
+  // The size is part of the command number: a grown struct is a new command.
+  std::array<unsigned char, sizeof(o2lnd_ioc_version) + 8> buf{};
+  auto a = make_arg<o2lnd_ioc_version>();
+  std::memcpy(buf.data(), &a, sizeof(a));
+  unsigned long cmd = _IOC(_IOC_READ | _IOC_WRITE, O2LND_IOC_MAGIC, 1, sizeof(buf));
+  expect_refused(cmd, buf, ENOTTY, "VERSION's number but a larger encoded size");
+}
+
+// ---- PING -------------------------------------------------------------------
+
+TEST_F(AbiTest, PingHeaderRules) { check_header_rules(O2LND_IOC_PING, valid_ping()); }
+
+TEST_F(AbiTest, PingWithBadPointerIsEfault) {
+  check_bad_pointers(O2LND_IOC_PING, valid_ping(), false);
+}
+
+TEST_F(AbiTest, PingOfNidAnyIsEinval) {
+  expect_refused(O2LND_IOC_PING, valid_ping(O2LND_NID_ANY), EINVAL, "nid NID_ANY");
+}
+
+TEST_F(AbiTest, PingOfLoopbackIsEinval) {
+  expect_refused(O2LND_IOC_PING, valid_ping(O2LND_LO_NID), EINVAL, "nid 0@lo");
+}
+
+TEST_F(AbiTest, PingOfNonO2ibNidIsEinval) {
+  expect_refused(O2LND_IOC_PING, valid_ping(kTcpNid), EINVAL, "nid 192.168.1.2@tcp0");
+  expect_refused(O2LND_IOC_PING, valid_ping(Nid::from_parts(7, 0, 0xc0a80102).raw()), EINVAL,
+                 "a NID of lnd type 7");
+}
+
+TEST_F(AbiTest, PingTimeoutAboveMaxIsEinval) {
+  for (std::uint32_t t : {std::uint32_t{O2LND_PING_TIMEOUT_MAX_MS + 1}, 0xffffffffU}) {
+    auto a = valid_ping();
+    a.timeout_ms = t;
+    expect_refused(O2LND_IOC_PING, a, EINVAL, "timeout_ms " + std::to_string(t));
+  }
+}
+
+TEST_F(AbiTest, PingMaxIdsOutOfRangeIsEinval) {
+  for (std::uint32_t n : {0U, std::uint32_t{O2LND_PING_MAX_IDS + 1}, 0xffffffffU}) {
+    auto a = valid_ping();
+    a.max_ids = n;
+    expect_refused(O2LND_IOC_PING, a, EINVAL, "max_ids " + std::to_string(n));
+  }
+}
+
+// ---- NET_SHOW ---------------------------------------------------------------
+
+TEST_F(AbiTest, NetShowHeaderRules) {
+  check_header_rules(O2LND_IOC_NET_SHOW, make_arg<o2lnd_ioc_net>());
+}
+
+TEST_F(AbiTest, NetShowWithBadPointerIsEfault) {
+  check_bad_pointers(O2LND_IOC_NET_SHOW, make_arg<o2lnd_ioc_net>(), true);
+}
+
+TEST_F(AbiTest, NetShowPastTheEndIsEnoent) {
+  std::uint32_t count = net_count();
+  ASSERT_GT(count, 0U) << "no NI at index 0";
+  for (std::uint32_t index : {count, count + 1, 0xffffffffU}) {
+    auto a = make_arg<o2lnd_ioc_net>();
+    a.index = index;
+    expect_refused(O2LND_IOC_NET_SHOW, a, ENOENT, "index " + std::to_string(index));
+  }
+}
+
+TEST_F(AbiTest, NetShowIgnoresGarbageInOutputFields) {
+  auto a = make_arg<o2lnd_ioc_net>();
+  std::memset(&a.count, kPattern, sizeof(a) - offsetof(o2lnd_ioc_net, count));
+  a.index = 0;
+  ASSERT_EQ(call(O2LND_IOC_NET_SHOW, &a), 0) << "output fields are not inputs";
+  EXPECT_EQ(a.pad, 0U);
+  EXPECT_EQ(a.pad2, 0U);
+}
+
+TEST_F(AbiTest, EveryNiReadsBackClean) {
+  std::uint32_t count = net_count();
+  ASSERT_GT(count, 0U);
+  bool have_lo = false;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    SCOPED_TRACE("NI " + std::to_string(i));
+    auto a = make_arg<o2lnd_ioc_net>();
+    std::memset(&a.count, kPattern, sizeof(a) - offsetof(o2lnd_ioc_net, count));
+    a.index = i;
+    ASSERT_EQ(call(O2LND_IOC_NET_SHOW, &a), 0);
+    EXPECT_EQ(a.hdr.abi_version, static_cast<std::uint32_t>(O2LND_ABI_VERSION));
+    EXPECT_EQ(a.hdr.size, sizeof(a));
+    EXPECT_EQ(a.hdr.flags, 0U);
+    EXPECT_EQ(a.hdr.reserved, 0U);
+    EXPECT_EQ(a.index, i);
+    EXPECT_EQ(a.count, count) << "the NI count changed while nothing was configured";
+    EXPECT_NE(a.nid, O2LND_NID_ANY);
+    EXPECT_TRUE(a.status == O2LND_NI_STATUS_UP || a.status == O2LND_NI_STATUS_DOWN)
+        << "status 0x" << std::hex << a.status;
+    EXPECT_EQ(a.pad, 0U);
+    EXPECT_EQ(a.pad2, 0U);
+    EXPECT_TRUE(clean_string(a.net)) << "net";
+    EXPECT_TRUE(clean_string(a.ifname)) << "ifname";
+    EXPECT_TRUE(clean_string(a.devname)) << "devname";
+    Nid nid(a.nid);
+    EXPECT_EQ(std::string(a.net), net_name(nid.net())) << "net name of " << nid.str();
+    if (nid == Nid::loopback()) {
+      have_lo = true;
+    } else {
+      EXPECT_EQ(nid.type(), O2LND_NET_TYPE_O2IB) << nid.str();
+      EXPECT_GT(::strnlen(a.ifname, sizeof(a.ifname)), 0U) << nid.str() << " has no interface";
+      EXPECT_GT(a.peer_credits, 0U);
+      EXPECT_GT(a.credits, 0U);
+      EXPECT_GT(a.timeout_s, 0U);
+      EXPECT_GT(a.max_msg_size, 0U);
+      EXPECT_LE(a.nconns_established, a.nconns);
+    }
+  }
+  EXPECT_TRUE(have_lo) << "LNet always has 0@lo";
+}
+
+// ---- the library against the real module ------------------------------------
+
+TEST(Library, OpensTheModuleAndListsItsNis) {
+  auto dev = Device::open(settings().device, "o2lnd_guest_abi_tests");
+  ASSERT_TRUE(dev.ok()) << dev.error().message;
+  auto nis = dev->nets();
+  ASSERT_TRUE(nis.ok()) << nis.error().message;
+  EXPECT_FALSE(nis->empty());
+}
+
+// ---- pings that need a network -------------------------------------------------
+
+TEST_F(AbiTest, PingOfPeerReturnsItsNids) {
+  if (settings().peer_nid.empty()) {
+    GTEST_SKIP() << "no peer: pass --peer-nid=NID or O2LND_PEER_NID";
+  }
+  auto peer = Nid::parse(settings().peer_nid);
+  ASSERT_TRUE(peer.ok()) << peer.error().message;
+  auto a = valid_ping(peer->raw());
+  a.timeout_ms = 10000;
+  // Output fields are not inputs: garbage there must not matter.
+  std::memset(&a.pid, kPattern, sizeof(a) - offsetof(o2lnd_ioc_ping, pid));
+  ASSERT_EQ(call(O2LND_IOC_PING, &a), 0) << errno_name(errno);
+  EXPECT_EQ(a.pid, static_cast<std::uint32_t>(O2LND_PID_LUSTRE));
+  ASSERT_GE(a.n_ids, 2U) << "0@lo and at least the NID pinged";
+  EXPECT_GT(a.rtt_ns, 0U);
+  EXPECT_LT(a.rtt_ns, 10ULL * 1000 * 1000 * 1000);
+  std::uint32_t valid = std::min<std::uint32_t>(a.n_ids, a.max_ids);
+  EXPECT_EQ(a.ids[0].nid, O2LND_LO_NID);
+  bool found = false;
+  for (std::uint32_t i = 0; i < valid; ++i) {
+    found = found || a.ids[i].nid == peer->raw();
+    EXPECT_EQ(a.ids[i].pad, 0U) << "ids[" << i << "]";
+    EXPECT_TRUE(a.ids[i].status == O2LND_NI_STATUS_UP || a.ids[i].status == O2LND_NI_STATUS_DOWN ||
+                a.ids[i].status == 0);
+  }
+  EXPECT_TRUE(found) << peer->str() << " is not among the NIDs it reported";
+}
+
+TEST_F(AbiTest, PingOfPeerWithMaxIds1StillCountsAllNids) {
+  if (settings().peer_nid.empty()) {
+    GTEST_SKIP() << "no peer: pass --peer-nid=NID or O2LND_PEER_NID";
+  }
+  auto peer = Nid::parse(settings().peer_nid);
+  ASSERT_TRUE(peer.ok()) << peer.error().message;
+  auto a = valid_ping(peer->raw());
+  a.timeout_ms = 10000;
+  a.max_ids = 1;
+  ASSERT_EQ(call(O2LND_IOC_PING, &a), 0) << errno_name(errno);
+  EXPECT_GE(a.n_ids, 2U);
+  EXPECT_EQ(a.ids[0].nid, O2LND_LO_NID);
+}
+
+TEST(Library, PingOfPeerThroughTheLibrary) {
+  if (settings().peer_nid.empty()) {
+    GTEST_SKIP() << "no peer: pass --peer-nid=NID or O2LND_PEER_NID";
+  }
+  auto peer = Nid::parse(settings().peer_nid);
+  ASSERT_TRUE(peer.ok()) << peer.error().message;
+  auto dev = Device::open(settings().device, "o2lnd_guest_abi_tests");
+  ASSERT_TRUE(dev.ok()) << dev.error().message;
+  auto r = dev->ping(*peer, std::chrono::seconds(10));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_GT(r->rtt.count(), 0);
+  ASSERT_FALSE(r->ids.empty());
+  EXPECT_EQ(r->ids[0].nid, Nid::loopback());
+}
+
+TEST_F(AbiTest, PingOfUnownedAddressTimesOut) {
+  if (settings().unowned_nid.empty()) {
+    GTEST_SKIP() << "no unowned NID: pass --unowned-nid=NID or O2LND_UNOWNED_NID";
+  }
+  auto nid = Nid::parse(settings().unowned_nid);
+  ASSERT_TRUE(nid.ok()) << nid.error().message;
+  auto a = valid_ping(nid->raw());
+  a.timeout_ms = 1000;
+  auto start = std::chrono::steady_clock::now();
+  int rc = call(O2LND_IOC_PING, &a);
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(rc, ETIMEDOUT) << "got " << errno_name(rc);
+  EXPECT_LT(elapsed, std::chrono::seconds(6)) << "a 1 s ping must give up promptly";
+}
+
+TEST_F(AbiTest, PingOfOwnNidsSucceeds) {
+  if (!settings().ping_self) {
+    GTEST_SKIP() << "opt-in: --ping-self or O2LND_PING_SELF=1";
+  }
+  std::uint32_t count = net_count();
+  for (std::uint32_t i = 0; i < count; ++i) {
+    auto n = make_arg<o2lnd_ioc_net>();
+    n.index = i;
+    ASSERT_EQ(call(O2LND_IOC_NET_SHOW, &n), 0);
+    if (Nid(n.nid).type() != O2LND_NET_TYPE_O2IB || n.status != O2LND_NI_STATUS_UP) {
+      continue;
+    }
+    auto a = valid_ping(n.nid);
+    a.timeout_ms = 10000;
+    EXPECT_EQ(call(O2LND_IOC_PING, &a), 0)
+        << "ping of own " << Nid(n.nid).str() << ": " << errno_name(errno);
+  }
+}
+
+}  // namespace
+}  // namespace o2lnd::guest
