@@ -117,8 +117,10 @@ struct o2lnd_ioc_ping {
 /**
  * struct o2lnd_ioc_net - O2LND_IOC_NET_SHOW: one local NI by index
  * @hdr: header
- * @index: in: 0-based NI index; -ENOENT past the last NI
- * @count: out: number of NIs
+ * @index: in: 0-based NI index; -ENOENT past the last NI.  Index 0 is
+ *	always the loopback NI 0@lo (net "lo", no interface, zero counters),
+ *	as LNet lists it; the o2ib NIs follow.
+ * @count: out: number of NIs, 0@lo included
  * @nid: out: the NI's NID
  * @status: out: O2LND_NI_STATUS_UP or _DOWN
  * @pad: out: 0

@@ -1,0 +1,592 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * o2lnd: rdma_cm events.  o2_cm_handler() only dispatches; each event has
+ * a small helper.  Helpers never destroy a cm_id: failures close the conn
+ * (connd destroys the id later), except a refused CONNECT_REQUEST, where
+ * the handler returns non-zero and the CM destroys the new id itself.
+ */
+#include <linux/slab.h>
+#include <linux/random.h>
+#include <linux/ratelimit.h>
+#include <linux/in.h>
+#include "o2lnd.h"
+
+#define O2_MAX_RACES		20	/* LU-7646: then the lower NID wins */
+#define O2_MAX_RETRIES		3	/* STALE / parameter renegotiation */
+#define O2_CM_RETRY_COUNT	5
+#define O2_CM_RNR_RETRY_COUNT	6
+
+static void o2_conn_param_init(struct rdma_conn_param *param,
+			       const struct o2_connmsg *msg)
+{
+	memset(param, 0, sizeof(*param));
+	param->private_data = msg;
+	param->private_data_len = sizeof(*msg);
+	param->retry_count = O2_CM_RETRY_COUNT;
+	param->rnr_retry_count = O2_CM_RNR_RETRY_COUNT;
+	param->flow_control = 1;
+}
+
+static const char *o2_peer_str(struct o2_peer *peer, char *buf)
+{
+	return o2_nid_format(peer->nid, buf, O2_NIDSTR_SIZE);
+}
+
+/* connd: the first step of an active connect, out of any CM callback */
+static void o2_conn_connect_work(struct o2_conn *conn)
+{
+	struct sockaddr_in src = {}, dst = {};
+	struct rdma_cm_id *id;
+	int rc;
+
+	spin_lock(&conn->lock);
+	rc = conn->state == O2_CONN_ACTIVE_CONNECT ? 0 : -ECONNABORTED;
+	spin_unlock(&conn->lock);
+	if (rc)
+		return;
+
+	id = rdma_create_id(&init_net, o2_cm_handler, conn, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id)) {
+		o2_conn_close(conn, PTR_ERR(id));
+		return;
+	}
+	conn->cmid = id;
+	src.sin_family = AF_INET;
+	src.sin_addr.s_addr = conn->ni->addr;
+	dst.sin_family = AF_INET;
+	dst.sin_addr.s_addr = htonl(o2_nid_addr(conn->peer->nid));
+	dst.sin_port = htons(o2_service);
+	rc = rdma_resolve_addr(id, (struct sockaddr *)&src,
+			       (struct sockaddr *)&dst, O2_ADDR_TIMEOUT_MS);
+	if (rc)
+		o2_conn_close(conn, rc);
+}
+
+static void o2_conn_connect_fn(struct work_struct *work)
+{
+	struct o2_conn *conn = container_of(work, struct o2_conn,
+					    connect_work);
+
+	o2_conn_connect_work(conn);
+	o2_conn_put(conn);
+}
+
+/**
+ * o2_conn_start_active() - start an active connect to @peer
+ * @peer: the peer
+ *
+ * The conn enters ACTIVE_CONNECT on the peer's list at once (so later
+ * sends queue behind it); connd creates the cm_id and resolves the
+ * address.  connd's work queue is ordered, so the connect step always
+ * runs before the conn's teardown.
+ *
+ * Return: 0 or an errno.
+ */
+int o2_conn_start_active(struct o2_peer *peer)
+{
+	struct o2_ni *ni = peer->ni;
+	struct o2_conn *conn;
+
+	conn = o2_conn_alloc(ni, peer, true);
+	if (!conn)
+		return -ENOMEM;
+	spin_lock(&ni->lock);
+	if (ni->shutdown) {
+		spin_unlock(&ni->lock);
+		o2_conn_put(conn);
+		return -ESHUTDOWN;
+	}
+	spin_lock(&conn->lock);
+	o2_conn_set_state(conn, O2_CONN_ACTIVE_CONNECT);
+	conn->phase = O2_PHASE_ADDR;
+	conn->deadline = jiffies + o2_connect_timeout();
+	spin_unlock(&conn->lock);
+	/* the allocation's reference becomes the peer list's */
+	list_add_tail(&conn->peer_list, &peer->conns);
+	kref_get(&conn->ref);	/* for the connect work */
+	spin_unlock(&ni->lock);
+	atomic64_inc(&ni->stats.connects_active);
+
+	INIT_WORK(&conn->connect_work, o2_conn_connect_fn);
+	queue_work(o2_connd_wq, &conn->connect_work);
+	return 0;
+}
+
+/* Move to the next active phase; false if the conn is no longer active. */
+static bool o2_conn_next_phase(struct o2_conn *conn, enum o2_conn_phase phase)
+{
+	bool ok;
+
+	spin_lock(&conn->lock);
+	ok = conn->state == O2_CONN_ACTIVE_CONNECT;
+	if (ok) {
+		conn->phase = phase;
+		conn->deadline = jiffies + o2_connect_timeout();
+	}
+	spin_unlock(&conn->lock);
+	return ok;
+}
+
+static void o2_cm_addr_resolved(struct o2_conn *conn, struct rdma_cm_id *id)
+{
+	int rc;
+
+	pr_debug("o2lnd: conn %p: address resolved\n", conn);
+	if (!o2_conn_next_phase(conn, O2_PHASE_ROUTE))
+		return;
+	rc = rdma_resolve_route(id, O2_RESOLVE_TIMEOUT_MS);
+	if (rc)
+		o2_conn_close(conn, rc);
+}
+
+static void o2_cm_route_resolved(struct o2_conn *conn, struct rdma_cm_id *id)
+{
+	struct rdma_conn_param param;
+	struct o2_connmsg req = {};
+	int rc;
+
+	pr_debug("o2lnd: conn %p: route resolved\n", conn);
+	if (!o2_conn_next_phase(conn, O2_PHASE_CONNECT))
+		return;
+	rc = o2_conn_setup_qp(conn);
+	if (!rc) {
+		req.cp = conn->cp;
+		o2_msg_pack(&req, O2_MSG_CONNREQ, 0, sizeof(req), conn->ni->nid,
+			    conn->ni->stamp, conn->peer->nid, 0, false);
+		o2_conn_param_init(&param, &req);
+		rc = rdma_connect_locked(id, &param);
+	}
+	if (rc)
+		o2_conn_close(conn, rc);
+}
+
+/* Validate a CONNACK; fill *ack.  Return: 0 or an errno. */
+static int o2_connack_check(struct o2_conn *conn,
+			    const struct rdma_conn_param *param,
+			    struct o2_connmsg *ack)
+{
+	struct o2_msg_expect exp = {};
+	u32 nob;
+	int rc;
+
+	nob = o2_msg_peek_nob(param->private_data, param->private_data_len);
+	if (nob != sizeof(*ack) || param->private_data_len < nob)
+		return -EPROTO;
+	memcpy(ack, param->private_data, sizeof(*ack));
+	exp.nob = nob;
+	exp.srcnid = conn->peer->nid;
+	exp.dstnid = conn->ni->nid;
+	exp.dststamp = conn->ni->stamp;
+	rc = o2_msg_unpack(ack, &exp);
+	if (rc)
+		return rc;
+	if (ack->hdr.type != O2_MSG_CONNACK)
+		return -EPROTO;
+	if (ack->cp.queue_depth > conn->cp.queue_depth ||
+	    ack->cp.queue_depth < 2 ||
+	    ack->cp.max_frags > conn->cp.max_frags ||
+	    ack->cp.max_msg_size != O2_MAX_MSG_SIZE)
+		return -EPROTO;
+	return 0;
+}
+
+static void o2_cm_established(struct o2_conn *conn,
+			      struct rdma_cm_event *event)
+{
+	struct o2_peer *peer = conn->peer;
+	struct o2_ni *ni = conn->ni;
+	char nid[O2_NIDSTR_SIZE];
+	struct o2_connmsg ack;
+	bool ok, stale = false;
+	u64 stamp = 0;
+	int rc;
+
+	if (conn->active) {
+		rc = o2_connack_check(conn, &event->param.conn, &ack);
+		if (rc) {
+			pr_warn_ratelimited("o2lnd: bad CONNACK from %s: %d\n",
+					    o2_peer_str(peer, nid), rc);
+			o2_conn_close(conn, rc);
+			return;
+		}
+		stamp = ack.hdr.srcstamp;
+	}
+
+	spin_lock(&ni->lock);
+	spin_lock(&conn->lock);
+	ok = conn->state == O2_CONN_ACTIVE_CONNECT ||
+	     conn->state == O2_CONN_PASSIVE_WAIT;
+	if (ok) {
+		if (conn->active) {
+			/*
+			 * Nothing was sent yet; grants that arrived early
+			 * (before this event) stay counted.
+			 */
+			conn->credits += ack.cp.queue_depth -
+					 conn->cp.queue_depth;
+			conn->cp.queue_depth = ack.cp.queue_depth;
+			conn->cp.max_frags = ack.cp.max_frags;
+			conn->peer_stamp = stamp;
+			stale = peer->incarnation && peer->incarnation != stamp;
+			peer->incarnation = stamp;
+		}
+		conn->phase = O2_PHASE_NONE;
+		o2_conn_set_state(conn, O2_CONN_ESTABLISHED);
+	}
+	spin_unlock(&conn->lock);
+	spin_unlock(&ni->lock);
+	if (!ok)
+		return;
+	pr_info_ratelimited("o2lnd: %s: connected to %s (%s, queue depth %u)\n",
+			    ni->net, o2_peer_str(peer, nid),
+			    conn->active ? "active" : "passive",
+			    conn->cp.queue_depth);
+	if (stale)
+		o2_peer_close_stale(peer, stamp);
+	o2_conn_established(conn);
+}
+
+/* Decide what a reject means.  Caller holds ni->lock.  Return: retry delay
+ * in jiffies, or -1 to give up.
+ */
+static long o2_reject_decide(struct o2_conn *conn, const struct o2_rej *rej)
+{
+	struct o2_peer *peer = conn->peer;
+	bool adopted = false;
+
+	switch (rej->why) {
+	case O2_REJECT_MSG_QUEUE_SIZE:
+	case O2_REJECT_RDMA_FRAGS:
+	case O2_REJECT_CONN_UNCOMPAT:
+		if (peer->retries++ >= 1)
+			return -1;
+		if (rej->cp.queue_depth >= 2 &&
+		    rej->cp.queue_depth < peer->cp.queue_depth) {
+			peer->cp.queue_depth = rej->cp.queue_depth;
+			adopted = true;
+		}
+		if (rej->cp.max_frags >= 1 &&
+		    rej->cp.max_frags < peer->cp.max_frags) {
+			peer->cp.max_frags = rej->cp.max_frags;
+			adopted = true;
+		}
+		return adopted ? 0 : -1;
+	case O2_REJECT_CONN_RACE:
+		if (peer->races++ >= O2_MAX_RACES + 5)
+			return -1;
+		return msecs_to_jiffies(100 + get_random_u32_below(400));
+	case O2_REJECT_CONN_STALE:
+		if (peer->retries++ >= O2_MAX_RETRIES)
+			return -1;
+		return msecs_to_jiffies(500 + get_random_u32_below(500));
+	default:
+		return -1;
+	}
+}
+
+static void o2_cm_rejected(struct o2_conn *conn, struct rdma_cm_id *id,
+			   struct rdma_cm_event *event)
+{
+	struct o2_peer *peer = conn->peer;
+	struct o2_ni *ni = conn->ni;
+	char nid[O2_NIDSTR_SIZE];
+	const void *data;
+	struct o2_rej rej;
+	long delay = -1;
+	u8 len = 0;
+
+	atomic64_inc(&ni->stats.rejects_received);
+	data = rdma_consumer_reject_data(id, event, &len);
+	if (!data && event->status == IB_CM_REJ_STALE_CONN) {
+		/*
+		 * The peer's CM still holds a connection from our previous
+		 * incarnation with the same QP number; it has now been told
+		 * to drop it, so a retry shortly after succeeds.
+		 */
+		memset(&rej, 0, sizeof(rej));
+		rej.why = O2_REJECT_CONN_STALE;
+	} else if (!data || o2_rej_unpack(data, len, &rej)) {
+		pr_warn_ratelimited("o2lnd: %s: connection to %s rejected: %s\n",
+				    ni->net, o2_peer_str(peer, nid),
+				    rdma_reject_msg(id, event->status));
+		o2_conn_close(conn, -ECONNREFUSED);
+		return;
+	}
+	spin_lock(&ni->lock);
+	delay = o2_reject_decide(conn, &rej);
+	if (delay >= 0) {
+		peer->reconnect = true;
+		peer->reconnect_at = jiffies + delay;
+	}
+	spin_unlock(&ni->lock);
+	if (delay < 0 || rej.why != O2_REJECT_CONN_RACE)
+		pr_info_ratelimited("o2lnd: %s: %s rejected our connection (reason %u)%s\n",
+				    ni->net, o2_peer_str(peer, nid), rej.why,
+				    delay >= 0 ? ", retrying" : "");
+	o2_conn_close(conn, -ECONNREFUSED);
+}
+
+static void o2_cm_addr_error(struct o2_conn *conn, struct rdma_cm_event *event)
+{
+	struct o2_peer *peer = conn->peer;
+	struct o2_ni *ni = conn->ni;
+	bool retry = false;
+
+	if (event->status == -ETIMEDOUT) {
+		spin_lock(&ni->lock);
+		retry = peer->addr_retries++ < O2_ADDR_RETRIES;
+		if (retry) {
+			peer->reconnect = true;
+			peer->reconnect_at = jiffies;
+		}
+		spin_unlock(&ni->lock);
+	}
+	if (retry)
+		pr_debug("o2lnd: conn %p: address resolution timed out, retrying\n",
+			 conn);
+	o2_conn_close(conn, retry ? -EAGAIN : -EHOSTUNREACH);
+}
+
+static int o2_cm_error_errno(struct rdma_cm_event *event, int dflt)
+{
+	return event->status == -ETIMEDOUT ? -ETIMEDOUT : dflt;
+}
+
+static int o2_cm_reject(struct o2_ni *ni, struct rdma_cm_id *id, u8 why)
+{
+	struct o2_connparams cp;
+	struct o2_rej rej;
+
+	o2_our_connparams(&cp);
+	o2_rej_pack(&rej, why, ni->stamp, &cp);
+	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+	atomic64_inc(&ni->stats.rejects_sent);
+	/* non-zero: the CM destroys the new id */
+	return -ECONNREFUSED;
+}
+
+/*
+ * Validate a CONNREQ.  A malformed request, a bad magic or version, a
+ * non-o2ib source, or a dstnid that is not this NI are all FATAL (the
+ * requester is misconfigured and retrying cannot help).
+ * Return: 0 or the O2_REJECT_* reason.
+ */
+static u8 o2_connreq_check(struct o2_ni *ni,
+			   const struct rdma_conn_param *param,
+			   struct o2_connmsg *req)
+{
+	struct o2_msg_expect exp = {};
+	struct o2_connparams ours;
+	char nid[O2_NIDSTR_SIZE];
+	u32 nob;
+	int rc;
+
+	nob = o2_msg_peek_nob(param->private_data, param->private_data_len);
+	if (nob != sizeof(*req) || param->private_data_len < nob) {
+		pr_warn_ratelimited("o2lnd: %s: malformed CONNREQ (%u bytes)\n",
+				    ni->net, param->private_data_len);
+		return O2_REJECT_FATAL;
+	}
+	memcpy(req, param->private_data, sizeof(*req));
+	exp.nob = nob;
+	exp.dstnid = ni->nid;
+	rc = o2_msg_unpack(req, &exp);
+	if (rc || req->hdr.type != O2_MSG_CONNREQ) {
+		pr_warn_ratelimited("o2lnd: %s: bad CONNREQ: %d\n", ni->net,
+				    rc ? rc : -EPROTO);
+		return O2_REJECT_FATAL;
+	}
+	if (o2_net_type(o2_nid_net(req->hdr.srcnid)) != O2LND_NET_TYPE_O2IB) {
+		pr_warn_ratelimited("o2lnd: %s: CONNREQ from bad NID %s\n",
+				    ni->net, o2_nid_format(req->hdr.srcnid, nid,
+							   sizeof(nid)));
+		return O2_REJECT_FATAL;
+	}
+	o2_our_connparams(&ours);
+	return o2_connparams_check(&req->cp, &ours);
+}
+
+/* Is an active connect of ours to @peer in progress?  Caller holds
+ * ni->lock.
+ */
+static bool o2_peer_connecting_locked(struct o2_peer *peer)
+{
+	struct o2_conn *conn;
+
+	list_for_each_entry(conn, &peer->conns, peer_list)
+		if (conn->active && conn->state == O2_CONN_ACTIVE_CONNECT)
+			return true;
+	return false;
+}
+
+static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
+				 struct rdma_cm_event *event)
+{
+	struct rdma_conn_param param;
+	struct o2_connmsg req, ack = {};
+	char nid[O2_NIDSTR_SIZE];
+	struct o2_peer *peer;
+	struct o2_conn *conn;
+	bool stale, added;
+	u8 why;
+	int rc;
+
+	atomic64_inc(&ni->stats.connects_passive);
+	if (READ_ONCE(ni->shutdown))
+		return o2_cm_reject(ni, id, O2_REJECT_NO_RESOURCES);
+	if (!READ_ONCE(ni->up))
+		return o2_cm_reject(ni, id, O2_REJECT_EARLY);
+	why = o2_connreq_check(ni, &event->param.conn, &req);
+	if (why)
+		return o2_cm_reject(ni, id, why);
+
+	peer = o2_peer_find_or_create(ni, req.hdr.srcnid);
+	if (!peer)
+		return o2_cm_reject(ni, id, O2_REJECT_NO_RESOURCES);
+	conn = o2_conn_alloc(ni, peer, false);
+	if (!conn) {
+		o2_peer_put(peer);
+		return o2_cm_reject(ni, id, O2_REJECT_NO_RESOURCES);
+	}
+
+	spin_lock(&ni->lock);
+	/*
+	 * Race tie-break: when we are connecting to the requester too, the
+	 * higher NID's connect wins and we reject a lower requester with
+	 * CONN_RACE.  After O2_MAX_RACES such rejects our own connect is
+	 * presumed stuck (LU-7646) and the lower NID wins.  A connect to
+	 * our own NID never races (o2_race_we_win()).
+	 */
+	if (o2_peer_connecting_locked(peer) &&
+	    o2_race_we_win(ni->nid, peer->nid) &&
+	    peer->races++ < O2_MAX_RACES) {
+		spin_unlock(&ni->lock);
+		o2_conn_put(conn);
+		o2_peer_put(peer);
+		return o2_cm_reject(ni, id, O2_REJECT_CONN_RACE);
+	}
+	stale = peer->incarnation && peer->incarnation != req.hdr.srcstamp;
+	peer->incarnation = req.hdr.srcstamp;
+	spin_unlock(&ni->lock);
+	if (stale) {
+		pr_info_ratelimited("o2lnd: %s: %s rebooted, closing its old connections\n",
+				    ni->net, o2_nid_format(peer->nid, nid,
+							   sizeof(nid)));
+		o2_peer_close_stale(peer, req.hdr.srcstamp);
+	}
+
+	conn->cmid = id;
+	conn->cp = req.cp;
+	conn->peer_stamp = req.hdr.srcstamp;
+	rc = o2_conn_setup_qp(conn);
+	if (rc) {
+		o2_conn_release_qp(conn);
+		conn->cmid = NULL;
+		o2_conn_put(conn);
+		o2_peer_put(peer);
+		return o2_cm_reject(ni, id, O2_REJECT_NO_RESOURCES);
+	}
+	id->context = conn;
+
+	ack.cp = req.cp;
+	o2_msg_pack(&ack, O2_MSG_CONNACK, 0, sizeof(ack), ni->nid, ni->stamp,
+		    peer->nid, req.hdr.srcstamp, false);
+	o2_conn_param_init(&param, &ack);
+	rc = rdma_accept(id, &param);
+	if (rc) {
+		pr_warn_ratelimited("o2lnd: %s: accept of %s failed: %d\n",
+				    ni->net, o2_nid_format(peer->nid, nid,
+							   sizeof(nid)), rc);
+		o2_conn_release_qp(conn);
+		conn->cmid = NULL;
+		o2_conn_put(conn);
+		o2_peer_put(peer);
+		return rc;	/* the CM destroys the id */
+	}
+
+	spin_lock(&ni->lock);
+	spin_lock(&conn->lock);
+	added = conn->state == O2_CONN_INIT && !ni->shutdown;
+	if (added) {
+		o2_conn_set_state(conn, O2_CONN_PASSIVE_WAIT);
+		conn->deadline = jiffies + o2_connect_timeout();
+		list_add_tail(&conn->peer_list, &peer->conns);
+	}
+	spin_unlock(&conn->lock);
+	spin_unlock(&ni->lock);
+	o2_peer_put(peer);
+	if (!added) {
+		/* connd destroys the id once this callback has returned */
+		o2_conn_close(conn, -ESHUTDOWN);
+		o2_conn_put(conn);
+	}
+	return 0;
+}
+
+static int o2_cm_conn_event(struct o2_conn *conn, struct rdma_cm_id *id,
+			    struct rdma_cm_event *event)
+{
+	switch (event->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		o2_cm_addr_resolved(conn, id);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		o2_cm_route_resolved(conn, id);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		o2_cm_established(conn, event);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		o2_cm_rejected(conn, id, event);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+		o2_cm_addr_error(conn, event);
+		break;
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		o2_conn_close(conn, o2_cm_error_errno(event, -EHOSTUNREACH));
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		o2_conn_close(conn, -ECONNRESET);
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		o2_conn_close(conn, -ENODEV);
+		break;
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		o2_conn_close(conn, -EADDRNOTAVAIL);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/**
+ * o2_cm_handler() - the rdma_cm event handler of every o2lnd cm_id
+ * @id: the cm_id
+ * @event: the event
+ *
+ * A listener's context is its NI; a conn's is the conn.  CONNECT_REQUEST
+ * arrives on a new id that still carries the listener's context.
+ *
+ * Return: 0, or non-zero (only for a refused CONNECT_REQUEST) to have
+ * the CM destroy @id.
+ */
+int o2_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
+{
+	struct o2_ni *ni;
+
+	pr_debug("o2lnd: cm_id %p: %s (%d)\n", id,
+		 rdma_event_msg(event->event), event->status);
+	if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		return o2_cm_connect_request(id->context, id, event);
+
+	list_for_each_entry(ni, &o2_nis, list) {
+		/* the listener is destroyed by the NI or device removal */
+		if (ni->listen_id == id)
+			return 0;
+	}
+	return o2_cm_conn_event(id->context, id, event);
+}

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * o2lnd: connection lifecycle: allocation, the state transition table,
+ * QP/CQ setup, close (hand-off to connd) and final release.
+ */
+#include <linux/slab.h>
+#include <linux/ratelimit.h>
+#include "o2lnd.h"
+
+static const char * const o2_conn_state_names[] = {
+	[O2_CONN_INIT] = "INIT",
+	[O2_CONN_ACTIVE_CONNECT] = "ACTIVE_CONNECT",
+	[O2_CONN_PASSIVE_WAIT] = "PASSIVE_WAIT",
+	[O2_CONN_ESTABLISHED] = "ESTABLISHED",
+	[O2_CONN_CLOSING] = "CLOSING",
+	[O2_CONN_DISCONNECTED] = "DISCONNECTED",
+};
+
+/* o2_conn_allowed[from] is the bit mask of states @from may move to */
+static const u8 o2_conn_allowed[] = {
+	[O2_CONN_INIT] = BIT(O2_CONN_ACTIVE_CONNECT) |
+			 BIT(O2_CONN_PASSIVE_WAIT) | BIT(O2_CONN_CLOSING),
+	[O2_CONN_ACTIVE_CONNECT] = BIT(O2_CONN_ESTABLISHED) |
+				   BIT(O2_CONN_CLOSING),
+	[O2_CONN_PASSIVE_WAIT] = BIT(O2_CONN_ESTABLISHED) |
+				 BIT(O2_CONN_CLOSING),
+	[O2_CONN_ESTABLISHED] = BIT(O2_CONN_CLOSING),
+	[O2_CONN_CLOSING] = BIT(O2_CONN_DISCONNECTED),
+	[O2_CONN_DISCONNECTED] = 0,
+};
+
+/**
+ * o2_conn_state_name() - printable state
+ * @state: the state
+ *
+ * Return: its name.
+ */
+const char *o2_conn_state_name(enum o2_conn_state state)
+{
+	if (state >= ARRAY_SIZE(o2_conn_state_names))
+		return "?";
+	return o2_conn_state_names[state];
+}
+
+/**
+ * o2_conn_set_state() - move a conn to @state if the table allows it
+ * @conn: the conn
+ * @state: the new state
+ *
+ * Caller holds conn->lock.  A transition the table does not allow is a
+ * bug: it WARNs and leaves the state unchanged.
+ *
+ * Return: true if the state changed.
+ */
+bool o2_conn_set_state(struct o2_conn *conn, enum o2_conn_state state)
+{
+	lockdep_assert_held(&conn->lock);
+	if (WARN(!(o2_conn_allowed[conn->state] & BIT(state)),
+		 "o2lnd: bad conn transition %s -> %s\n",
+		 o2_conn_state_name(conn->state), o2_conn_state_name(state)))
+		return false;
+	conn->state = state;
+	return true;
+}
+
+/**
+ * o2_our_connparams() - the parameters we offer
+ * @cp: output
+ */
+void o2_our_connparams(struct o2_connparams *cp)
+{
+	cp->queue_depth = o2_peer_credits;
+	cp->max_frags = O2_MAX_FRAGS;
+	cp->max_msg_size = O2_MAX_MSG_SIZE;
+}
+
+/**
+ * o2_conn_alloc() - allocate a conn in state INIT
+ * @ni: our NI
+ * @peer: the peer; the conn takes a reference
+ * @active: we initiate it
+ *
+ * Return: the conn (one reference, for the caller) or NULL.
+ */
+struct o2_conn *o2_conn_alloc(struct o2_ni *ni, struct o2_peer *peer,
+			      bool active)
+{
+	struct o2_conn *conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+
+	if (!conn)
+		return NULL;
+	INIT_LIST_HEAD(&conn->peer_list);
+	kref_init(&conn->ref);
+	spin_lock_init(&conn->lock);
+	INIT_LIST_HEAD(&conn->tx_queue);
+	INIT_LIST_HEAD(&conn->tx_noops);
+	conn->ni = ni;
+	kref_get(&peer->ref);
+	conn->peer = peer;
+	conn->active = active;
+	conn->state = O2_CONN_INIT;
+	conn->cp = peer->cp;
+	atomic_inc(&o2_nconns);
+	return conn;
+}
+
+static void o2_conn_release(struct kref *ref)
+{
+	struct o2_conn *conn = container_of(ref, struct o2_conn, ref);
+
+	WARN_ON(conn->qp || conn->cq || conn->rxs || conn->dev);
+	WARN_ON(!list_empty(&conn->tx_queue) || !list_empty(&conn->tx_noops));
+	o2_peer_put(conn->peer);
+	kfree(conn);
+	if (atomic_dec_and_test(&o2_nconns))
+		wake_up(&o2_exit_waitq);
+}
+
+/**
+ * o2_conn_put() - drop a reference
+ * @conn: the conn
+ */
+void o2_conn_put(struct o2_conn *conn)
+{
+	kref_put(&conn->ref, o2_conn_release);
+}
+
+/**
+ * o2_conn_setup_qp() - create CQ and QP on conn->cmid and post receives
+ * @conn: the conn; conn->cp holds the negotiated parameters
+ *
+ * Sizing: the send queue holds queue_depth Sends (we never post more:
+ * nposted is capped at queue_depth) + 1 for ib_drain_qp; the receive
+ * queue holds 2 * queue_depth + 1 buffers (as o2iblnd: credited messages
+ * plus out-of-band NOOPs) + 1 for ib_drain_qp.  The CQ takes both.
+ * The CQ is polled from ib_comp_wq (IB_POLL_WORKQUEUE): completion
+ * handlers run in process context.
+ *
+ * Return: 0 or an errno; on error o2_conn_release_qp() cleans up.
+ */
+int o2_conn_setup_qp(struct o2_conn *conn)
+{
+	struct ib_qp_init_attr attr = {};
+	int qd = conn->cp.queue_depth;
+	int nsend = qd + 1, nrecv = 2 * qd + 2;
+	struct o2_dev *dev;
+	int rc;
+
+	dev = o2_dev_get(conn->cmid->device);
+	if (IS_ERR(dev))
+		return PTR_ERR(dev);
+	conn->dev = dev;
+	conn->nrx = 2 * qd + 1;
+	rc = o2_rx_alloc(conn);
+	if (rc)
+		return rc;
+	conn->cq = ib_alloc_cq(dev->ibdev, conn, nsend + nrecv, 0,
+			       IB_POLL_WORKQUEUE);
+	if (IS_ERR(conn->cq)) {
+		rc = PTR_ERR(conn->cq);
+		conn->cq = NULL;
+		return rc;
+	}
+	attr.qp_context = conn;
+	attr.send_cq = conn->cq;
+	attr.recv_cq = conn->cq;
+	attr.sq_sig_type = IB_SIGNAL_ALL_WR;
+	attr.qp_type = IB_QPT_RC;
+	attr.cap.max_send_wr = nsend;
+	attr.cap.max_recv_wr = nrecv;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	rc = rdma_create_qp(conn->cmid, dev->pd, &attr);
+	if (rc)
+		return rc;
+	conn->qp = conn->cmid->qp;
+	conn->credits = qd;
+	return o2_rx_post_all(conn);
+}
+
+/**
+ * o2_conn_release_qp() - destroy QP, CQ, rx buffers and drop the device
+ * @conn: the conn; its QP is drained or was never connected
+ */
+void o2_conn_release_qp(struct o2_conn *conn)
+{
+	if (conn->qp) {
+		rdma_destroy_qp(conn->cmid);
+		conn->qp = NULL;
+	}
+	if (conn->cq) {
+		ib_free_cq(conn->cq);
+		conn->cq = NULL;
+	}
+	o2_rx_free(conn);
+	if (conn->dev) {
+		o2_dev_put(conn->dev);
+		conn->dev = NULL;
+	}
+}
+
+/**
+ * o2_conn_close() - start closing a conn
+ * @conn: the conn
+ * @error: why (0 for an orderly close)
+ *
+ * Moves the conn to CLOSING, unlinks it from its peer and hands it to
+ * connd for teardown.  If that leaves the peer without conns and without
+ * a reconnect scheduled, the peer's queued txs fail with @error.
+ * Idempotent; callable from any process context holding no o2lnd lock,
+ * including CM and CQ callbacks.
+ */
+void o2_conn_close(struct o2_conn *conn, int error)
+{
+	struct o2_peer *peer = conn->peer;
+	struct o2_ni *ni = conn->ni;
+	enum o2_conn_state old;
+	LIST_HEAD(fail);
+	bool closed = false;
+
+	spin_lock(&ni->lock);
+	spin_lock(&conn->lock);
+	old = conn->state;
+	if (conn->state < O2_CONN_CLOSING) {
+		closed = o2_conn_set_state(conn, O2_CONN_CLOSING);
+		conn->error = error;
+	}
+	spin_unlock(&conn->lock);
+	if (closed && !list_empty(&conn->peer_list)) {
+		list_del_init(&conn->peer_list);
+		if (list_empty(&peer->conns) && !peer->reconnect)
+			list_splice_init(&peer->tx_queue, &fail);
+		/* the peer list's reference passes to the teardown work */
+	} else if (closed) {
+		kref_get(&conn->ref);
+	}
+	spin_unlock(&ni->lock);
+	if (!closed)
+		return;
+	if (error && error != -ESHUTDOWN && error != -EAGAIN) {
+		char nid[O2_NIDSTR_SIZE];
+
+		pr_info_ratelimited("o2lnd: %s: connection to %s %s: %d\n",
+				    ni->net, o2_nid_format(peer->nid, nid,
+							   sizeof(nid)),
+				    old == O2_CONN_ESTABLISHED ? "closed" :
+								 "failed",
+				    error);
+	}
+	o2_tx_fail_list(&fail, error ? error : -ECONNABORTED);
+	o2_connd_teardown(conn);
+}
+
+/**
+ * o2_peer_close_stale() - close conns of an older incarnation of a peer
+ * @peer: the peer
+ * @incarnation: its current incarnation
+ *
+ * Caller holds no o2lnd lock.
+ */
+void o2_peer_close_stale(struct o2_peer *peer, u64 incarnation)
+{
+	struct o2_ni *ni = peer->ni;
+	struct o2_conn *conn, *found;
+
+	do {
+		found = NULL;
+		spin_lock(&ni->lock);
+		list_for_each_entry(conn, &peer->conns, peer_list) {
+			if (conn->peer_stamp && conn->peer_stamp != incarnation) {
+				kref_get(&conn->ref);
+				found = conn;
+				break;
+			}
+		}
+		spin_unlock(&ni->lock);
+		if (found) {
+			o2_conn_close(found, -ESTALE);
+			o2_conn_put(found);
+		}
+	} while (found);
+}
+
+/**
+ * o2_conn_established() - a conn reached ESTABLISHED
+ * @conn: the conn (already in ESTABLISHED)
+ *
+ * Moves the peer's waiting txs onto the conn and starts sending.
+ */
+void o2_conn_established(struct o2_conn *conn)
+{
+	struct o2_peer *peer = conn->peer;
+	struct o2_ni *ni = conn->ni;
+	LIST_HEAD(txs);
+	struct o2_tx *tx, *tmp;
+
+	spin_lock(&ni->lock);
+	peer->races = 0;
+	peer->retries = 0;
+	peer->addr_retries = 0;
+	peer->reconnect = false;
+	list_splice_init(&peer->tx_queue, &txs);
+	spin_unlock(&ni->lock);
+
+	list_for_each_entry_safe(tx, tmp, &txs, list) {
+		list_del_init(&tx->list);
+		if (o2_conn_queue_tx(conn, tx)) {
+			tx->status = -ECONNABORTED;
+			o2_tx_put(tx);
+		}
+	}
+	o2_conn_check_sends(conn);
+}

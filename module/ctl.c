@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * o2lnd: the control device /dev/o2lnd and its ioctls (see
+ * include/uapi/o2lnd.h for the rules enforced here).  No ioctl needs a
+ * capability: ping and net show are what an unprivileged lctl may do.
+ */
+#include <linux/miscdevice.h>
+#include <linux/fs.h>
+#include <linux/uaccess.h>
+#include <linux/slab.h>
+#include "o2lnd.h"
+
+/* Copy in the whole argument and check the common header. */
+static int o2_ctl_copy_in(void *karg, size_t size, void __user *uarg,
+			  bool check_abi)
+{
+	struct o2lnd_ioc_hdr *hdr = karg;
+
+	if (copy_from_user(karg, uarg, size))
+		return -EFAULT;
+	if (hdr->size != size)
+		return -EINVAL;
+	if (!check_abi)
+		return 0;
+	if (hdr->abi_version != O2LND_ABI_VERSION)
+		return -EPROTO;
+	if (hdr->flags || hdr->reserved)
+		return -EINVAL;
+	return 0;
+}
+
+static int o2_ctl_copy_out(void __user *uarg, void *karg, size_t size)
+{
+	return copy_to_user(uarg, karg, size) ? -EFAULT : 0;
+}
+
+static void o2_ctl_hdr_out(struct o2lnd_ioc_hdr *hdr, size_t size)
+{
+	hdr->abi_version = O2LND_ABI_VERSION;
+	hdr->size = size;
+}
+
+static long o2_ctl_version(void __user *uarg)
+{
+	struct o2lnd_ioc_version *v;
+	long rc;
+
+	v = kzalloc(sizeof(*v), GFP_KERNEL);
+	if (!v)
+		return -ENOMEM;
+	rc = o2_ctl_copy_in(v, sizeof(*v), uarg, false);
+	if (!rc) {
+		memset(v, 0, sizeof(*v));
+		o2_ctl_hdr_out(&v->hdr, sizeof(*v));
+		v->abi_version = O2LND_ABI_VERSION;
+		strscpy(v->module_version, O2_VERSION,
+			sizeof(v->module_version));
+		rc = o2_ctl_copy_out(uarg, v, sizeof(*v));
+	}
+	kfree(v);
+	return rc;
+}
+
+/*
+ * PING errors: bad target (NID_ANY, not o2ib, 0@lo) -EINVAL; src_nid not
+ * NID_ANY and not one of our NIDs -EINVAL; src_nid on another network
+ * than the target, or no NI on the target's network -EHOSTUNREACH.
+ */
+static long o2_ctl_ping(void __user *uarg)
+{
+	struct o2lnd_ioc_ping *p;
+	u64 nid, src;
+	u32 timeout, max_ids;
+	long rc;
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	rc = o2_ctl_copy_in(p, sizeof(*p), uarg, true);
+	if (rc)
+		goto out;
+	nid = p->nid;
+	src = p->src_nid;
+	timeout = p->timeout_ms ? p->timeout_ms : O2LND_PING_TIMEOUT_DEFAULT_MS;
+	max_ids = p->max_ids;
+	if (nid == O2LND_NID_ANY ||
+	    o2_net_type(o2_nid_net(nid)) != O2LND_NET_TYPE_O2IB ||
+	    timeout > O2LND_PING_TIMEOUT_MAX_MS ||
+	    !max_ids || max_ids > O2LND_PING_MAX_IDS) {
+		rc = -EINVAL;
+		goto out;
+	}
+	memset(p, 0, sizeof(*p));
+	o2_ctl_hdr_out(&p->hdr, sizeof(*p));
+	p->nid = nid;
+	p->src_nid = src;
+	p->timeout_ms = timeout;
+	p->max_ids = max_ids;
+	rc = o2_ping(nid, src, timeout, p);
+	if (!rc)
+		rc = o2_ctl_copy_out(uarg, p, sizeof(*p));
+out:
+	kfree(p);
+	return rc;
+}
+
+static long o2_ctl_net_show(void __user *uarg)
+{
+	struct o2lnd_ioc_net *n;
+	struct o2_ni *ni;
+	u32 index;
+	long rc;
+
+	n = kzalloc(sizeof(*n), GFP_KERNEL);
+	if (!n)
+		return -ENOMEM;
+	rc = o2_ctl_copy_in(n, sizeof(*n), uarg, true);
+	if (rc)
+		goto out;
+	index = n->index;
+	if (index == 0) {
+		/* LNet always lists the loopback NI 0@lo first. */
+		memset(n, 0, sizeof(*n));
+		o2_ctl_hdr_out(&n->hdr, sizeof(*n));
+		n->count = o2_nnis + 1;
+		n->nid = O2LND_LO_NID;
+		n->status = O2LND_NI_STATUS_UP;
+		strscpy(n->net, "lo", sizeof(n->net));
+		rc = o2_ctl_copy_out(uarg, n, sizeof(*n));
+		goto out;
+	}
+	rc = -ENOENT;
+	list_for_each_entry(ni, &o2_nis, list) {
+		if (ni->index != index - 1)
+			continue;
+		memset(n, 0, sizeof(*n));
+		o2_ctl_hdr_out(&n->hdr, sizeof(*n));
+		n->index = index;
+		o2_ni_stats(ni, n);
+		n->count = o2_nnis + 1;
+		rc = o2_ctl_copy_out(uarg, n, sizeof(*n));
+		break;
+	}
+out:
+	kfree(n);
+	return rc;
+}
+
+static long o2_ctl_ioctl(struct file *file, unsigned int cmd,
+			 unsigned long arg)
+{
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case O2LND_IOC_VERSION:
+		return o2_ctl_version(uarg);
+	case O2LND_IOC_PING:
+		return o2_ctl_ping(uarg);
+	case O2LND_IOC_NET_SHOW:
+		return o2_ctl_net_show(uarg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations o2_ctl_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = o2_ctl_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice o2_ctl_dev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = O2LND_DEV_NAME,
+	.fops = &o2_ctl_fops,
+	.mode = 0666,
+};
+
+/**
+ * o2_ctl_init() - register /dev/o2lnd
+ *
+ * Return: 0 or an errno.
+ */
+int o2_ctl_init(void)
+{
+	return misc_register(&o2_ctl_dev);
+}
+
+/**
+ * o2_ctl_exit() - deregister /dev/o2lnd
+ */
+void o2_ctl_exit(void)
+{
+	misc_deregister(&o2_ctl_dev);
+}

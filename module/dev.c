@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * o2lnd: RDMA devices in use and their shared protection domains.
+ *
+ * An ib_client tells us when a device goes away.  Because o2lnd
+ * registers its client after rdma_cm, our .remove runs before rdma_cm's:
+ * it stops the listeners on the device, closes every conn on it and waits
+ * (sleeping, no busy-wait) until connd has destroyed them, then frees the
+ * PD.  Unregistering the client at unload runs .remove for every device,
+ * which is how the PDs are freed then.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/mutex.h>
+#include "o2lnd.h"
+
+static LIST_HEAD(o2_devs);
+static DEFINE_MUTEX(o2_devs_mutex);
+static DECLARE_WAIT_QUEUE_HEAD(o2_dev_waitq);
+
+/**
+ * o2_dev_get() - find or create the o2_dev of @ibdev and become a user
+ * @ibdev: the device
+ *
+ * May sleep.
+ *
+ * Return: the device or an ERR_PTR.
+ */
+struct o2_dev *o2_dev_get(struct ib_device *ibdev)
+{
+	struct o2_dev *dev;
+
+	mutex_lock(&o2_devs_mutex);
+	list_for_each_entry(dev, &o2_devs, list) {
+		if (dev->ibdev == ibdev) {
+			if (dev->dead)
+				dev = ERR_PTR(-ENODEV);
+			else
+				atomic_inc(&dev->users);
+			goto out;
+		}
+	}
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev) {
+		dev = ERR_PTR(-ENOMEM);
+		goto out;
+	}
+	dev->ibdev = ibdev;
+	dev->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(dev->pd)) {
+		struct ib_pd *pd = dev->pd;
+
+		kfree(dev);
+		dev = ERR_CAST(pd);
+		goto out;
+	}
+	atomic_set(&dev->users, 1);
+	list_add_tail(&dev->list, &o2_devs);
+out:
+	mutex_unlock(&o2_devs_mutex);
+	return dev;
+}
+
+/**
+ * o2_dev_put() - stop using a device
+ * @dev: the device
+ */
+void o2_dev_put(struct o2_dev *dev)
+{
+	if (atomic_dec_and_test(&dev->users))
+		wake_up(&o2_dev_waitq);
+}
+
+static int o2_dev_add(struct ib_device *ibdev)
+{
+	return 0;
+}
+
+static void o2_dev_remove(struct ib_device *ibdev, void *client_data)
+{
+	struct o2_dev *dev, *found = NULL;
+
+	o2_ni_device_removed(ibdev);
+
+	mutex_lock(&o2_devs_mutex);
+	list_for_each_entry(dev, &o2_devs, list) {
+		if (dev->ibdev == ibdev) {
+			dev->dead = true;
+			found = dev;
+			break;
+		}
+	}
+	mutex_unlock(&o2_devs_mutex);
+	if (!found)
+		return;
+
+	while (!wait_event_timeout(o2_dev_waitq, !atomic_read(&found->users),
+				   10 * HZ))
+		pr_warn("o2lnd: %s: waiting for %d connections to close\n",
+			dev_name(&ibdev->dev), atomic_read(&found->users));
+
+	mutex_lock(&o2_devs_mutex);
+	list_del(&found->list);
+	mutex_unlock(&o2_devs_mutex);
+	ib_dealloc_pd(found->pd);
+	kfree(found);
+}
+
+static struct ib_client o2_ib_client = {
+	.name = "o2lnd",
+	.add = o2_dev_add,
+	.remove = o2_dev_remove,
+};
+
+/**
+ * o2_dev_init() - register the ib_client
+ *
+ * Return: 0 or an errno.
+ */
+int o2_dev_init(void)
+{
+	return ib_register_client(&o2_ib_client);
+}
+
+/**
+ * o2_dev_exit() - unregister the ib_client, freeing every PD
+ *
+ * Called after every conn is gone.
+ */
+void o2_dev_exit(void)
+{
+	ib_unregister_client(&o2_ib_client);
+	WARN_ON(!list_empty(&o2_devs));
+}

@@ -1,0 +1,951 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * o2lnd: the LNet side: network interfaces, peers, sending a message to a
+ * NID (connecting on demand), receiving LNet messages, and LNet ping
+ * (a GET on the reserved portal answered by a REPLY carrying ping info,
+ * compatible with Lustre's lctl ping).
+ */
+#include <linux/slab.h>
+#include <linux/ratelimit.h>
+#include <linux/inetdevice.h>
+#include <linux/netdevice.h>
+#include <linux/completion.h>
+#include <linux/mutex.h>
+#include <linux/ktime.h>
+#include <linux/swab.h>
+#include <linux/in.h>
+#include "o2lnd.h"
+
+#define O2_PING_BUF_SIZE (sizeof(struct o2_ping_info) + \
+			  O2LND_PING_MAX_IDS * sizeof(struct o2_ping_ni))
+
+LIST_HEAD(o2_nis);
+int o2_nnis;
+atomic_t o2_nconns = ATOMIC_INIT(0);
+atomic_t o2_npeers = ATOMIC_INIT(0);
+DECLARE_WAIT_QUEUE_HEAD(o2_exit_waitq);
+/* serialises listener destruction between unload and device removal */
+static DEFINE_MUTEX(o2_nis_mutex);
+
+/**
+ * struct o2_ping_req - a ping waiting for its REPLY
+ * @list: in o2_pings
+ * @nid: the target
+ * @cookie: the GET's return_wmd object cookie
+ * @done: completed by the REPLY or by a send failure
+ * @finished: @status is final
+ * @status: 0 or an errno
+ * @len: reply bytes in @buf
+ * @buf: the reply's ping info
+ */
+struct o2_ping_req {
+	struct list_head list;
+	u64 nid;
+	u64 cookie;
+	struct completion done;
+	bool finished;
+	int status;
+	u32 len;
+	u8 buf[O2_PING_BUF_SIZE];
+};
+
+static LIST_HEAD(o2_pings);
+static DEFINE_SPINLOCK(o2_ping_lock);
+static atomic64_t o2_ping_cookie = ATOMIC64_INIT(0);
+
+/**
+ * o2_ni_by_nid() - the local NI with NID @nid
+ * @nid: the NID
+ *
+ * Return: the NI or NULL.
+ */
+struct o2_ni *o2_ni_by_nid(u64 nid)
+{
+	struct o2_ni *ni;
+
+	list_for_each_entry(ni, &o2_nis, list)
+		if (ni->nid == nid)
+			return ni;
+	return NULL;
+}
+
+/**
+ * o2_ni_by_net() - the first local NI on network @net
+ * @net: the network
+ *
+ * Return: the NI or NULL.
+ */
+struct o2_ni *o2_ni_by_net(u32 net)
+{
+	struct o2_ni *ni;
+
+	list_for_each_entry(ni, &o2_nis, list)
+		if (o2_nid_net(ni->nid) == net)
+			return ni;
+	return NULL;
+}
+
+/**
+ * o2_peer_find_locked() - look a peer up
+ * @ni: the NI; caller holds ni->lock
+ * @nid: the peer's NID
+ *
+ * Return: the peer (no reference taken) or NULL.
+ */
+struct o2_peer *o2_peer_find_locked(struct o2_ni *ni, u64 nid)
+{
+	struct o2_peer *peer;
+
+	hash_for_each_possible(ni->peers, peer, node, nid)
+		if (peer->nid == nid)
+			return peer;
+	return NULL;
+}
+
+/**
+ * o2_peer_find_or_create() - the peer @nid of @ni, created if new
+ * @ni: the NI
+ * @nid: the peer's NID
+ *
+ * May sleep.
+ *
+ * Return: the peer with a reference for the caller, or NULL (no memory,
+ * or the NI is shutting down).
+ */
+struct o2_peer *o2_peer_find_or_create(struct o2_ni *ni, u64 nid)
+{
+	struct o2_peer *peer, *old;
+
+	spin_lock(&ni->lock);
+	peer = ni->shutdown ? NULL : o2_peer_find_locked(ni, nid);
+	if (peer)
+		kref_get(&peer->ref);
+	spin_unlock(&ni->lock);
+	if (peer || READ_ONCE(ni->shutdown))
+		return peer;
+
+	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
+	if (!peer)
+		return NULL;
+	kref_init(&peer->ref);		/* the table's */
+	peer->ni = ni;
+	peer->nid = nid;
+	INIT_LIST_HEAD(&peer->conns);
+	INIT_LIST_HEAD(&peer->tx_queue);
+	o2_our_connparams(&peer->cp);
+
+	spin_lock(&ni->lock);
+	old = o2_peer_find_locked(ni, nid);
+	if (old || ni->shutdown) {
+		if (old)
+			kref_get(&old->ref);
+		spin_unlock(&ni->lock);
+		kfree(peer);
+		return old;
+	}
+	hash_add(ni->peers, &peer->node, nid);
+	peer->in_table = true;
+	kref_get(&peer->ref);		/* the caller's */
+	atomic_inc(&o2_npeers);
+	refcount_inc(&ni->ref);
+	spin_unlock(&ni->lock);
+	return peer;
+}
+
+static void o2_peer_release(struct kref *ref)
+{
+	struct o2_peer *peer = container_of(ref, struct o2_peer, ref);
+
+	WARN_ON(!list_empty(&peer->conns) || !list_empty(&peer->tx_queue));
+	refcount_dec(&peer->ni->ref);
+	kfree(peer);
+	if (atomic_dec_and_test(&o2_npeers))
+		wake_up(&o2_exit_waitq);
+}
+
+/**
+ * o2_peer_put() - drop a peer reference
+ * @peer: the peer
+ */
+void o2_peer_put(struct o2_peer *peer)
+{
+	kref_put(&peer->ref, o2_peer_release);
+}
+
+/**
+ * o2_ni_launch() - send a tx to @nid, connecting first if needed
+ * @ni: the NI to send from
+ * @nid: the destination
+ * @tx: the tx; its reference passes to o2lnd whatever happens (a failure
+ *	completes the tx with an error status)
+ *
+ * May sleep.
+ *
+ * Return: 0 if the tx was queued, else the errno it failed with.
+ */
+int o2_ni_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx)
+{
+	struct o2_conn *conn = NULL, *c;
+	bool connect = false;
+	struct o2_peer *peer;
+	LIST_HEAD(fail);
+	int rc = 0;
+
+	peer = o2_peer_find_or_create(ni, nid);
+	if (!peer) {
+		rc = READ_ONCE(ni->shutdown) ? -ESHUTDOWN : -ENOMEM;
+		tx->status = rc;
+		o2_tx_put(tx);
+		return rc;
+	}
+	spin_lock(&ni->lock);
+	list_for_each_entry(c, &peer->conns, peer_list) {
+		if (READ_ONCE(c->state) == O2_CONN_ESTABLISHED) {
+			conn = c;
+			kref_get(&conn->ref);
+			break;
+		}
+	}
+	if (!conn) {
+		list_add_tail(&tx->list, &peer->tx_queue);
+		connect = list_empty(&peer->conns) && !peer->reconnect;
+		if (connect)
+			peer->addr_retries = 0;
+	}
+	spin_unlock(&ni->lock);
+
+	if (conn) {
+		rc = o2_conn_queue_tx(conn, tx);
+		if (rc) {
+			tx->status = rc;
+			o2_tx_put(tx);
+		} else {
+			o2_conn_check_sends(conn);
+		}
+		o2_conn_put(conn);
+	} else if (connect) {
+		rc = o2_conn_start_active(peer);
+		if (rc) {
+			spin_lock(&ni->lock);
+			if (list_empty(&peer->conns))
+				list_splice_init(&peer->tx_queue, &fail);
+			spin_unlock(&ni->lock);
+			o2_tx_fail_list(&fail, rc);
+		}
+	}
+	o2_peer_put(peer);
+	return rc;
+}
+
+/*
+ * Finish the ping with @cookie: with @status, or with the reply @data
+ * when it came from the pinged NID @from.  Return: false if no ping
+ * took it.
+ */
+static bool o2_ping_finish(u64 cookie, u64 from, int status,
+			   const void *data, u32 len)
+{
+	struct o2_ping_req *ping;
+	bool found = false;
+
+	spin_lock(&o2_ping_lock);
+	list_for_each_entry(ping, &o2_pings, list) {
+		if (ping->cookie != cookie || ping->finished ||
+		    (data && ping->nid != from))
+			continue;
+		ping->finished = true;
+		ping->status = status;
+		ping->len = min_t(u32, len, sizeof(ping->buf));
+		if (data)
+			memcpy(ping->buf, data, ping->len);
+		complete(&ping->done);
+		found = true;
+		break;
+	}
+	spin_unlock(&o2_ping_lock);
+	return found;
+}
+
+/**
+ * o2_lnet_tx_done() - a tx completed; report a failed ping
+ * @tx: the tx
+ */
+void o2_lnet_tx_done(struct o2_tx *tx)
+{
+	if (tx->status && tx->ping_cookie)
+		o2_ping_finish(tx->ping_cookie, 0, tx->status, NULL, 0);
+}
+
+static void o2_lnet_drop(struct o2_ni *ni, u64 from, const char *why)
+{
+	char nid[O2_NIDSTR_SIZE];
+
+	atomic64_inc(&ni->stats.drop_count);
+	pr_warn_ratelimited("o2lnd: %s: dropped LNet message from %s: %s\n",
+			    ni->net, o2_nid_format(from, nid, sizeof(nid)),
+			    why);
+}
+
+/* Append @n bytes of @src to @buf at @len, truncating at @size. */
+static u32 o2_put_trunc(void *buf, u32 size, u32 len, const void *src, u32 n)
+{
+	n = min_t(u32, n, size - min(len, size));
+	memcpy(buf + len, src, n);
+	return len + n;
+}
+
+/* Build our ping info into @buf (at most @size bytes).  Return: bytes. */
+static u32 o2_ping_info_fill(void *buf, u32 size)
+{
+	struct o2_ping_info pi = {};
+	struct o2_ping_ni ent = {};
+	struct o2_ni *ni;
+	u32 len;
+
+	pi.magic = cpu_to_le32(O2_PING_MAGIC);
+	pi.features = cpu_to_le32(O2_PING_FEAT_BASE | O2_PING_FEAT_NI_STATUS);
+	pi.pid = cpu_to_le32(O2LND_PID_LUSTRE);
+	pi.nnis = cpu_to_le32(1 + o2_nnis);
+	len = o2_put_trunc(buf, size, 0, &pi, sizeof(pi));
+
+	ent.nid = cpu_to_le64(O2LND_LO_NID);
+	ent.status = cpu_to_le32(O2LND_NI_STATUS_UP);
+	len = o2_put_trunc(buf, size, len, &ent, sizeof(ent));
+	list_for_each_entry(ni, &o2_nis, list) {
+		ent.nid = cpu_to_le64(ni->nid);
+		ent.status = cpu_to_le32(READ_ONCE(ni->up) ?
+					 O2LND_NI_STATUS_UP :
+					 O2LND_NI_STATUS_DOWN);
+		len = o2_put_trunc(buf, size, len, &ent, sizeof(ent));
+	}
+	return len;
+}
+
+static void o2_lnet_handle_get(struct o2_conn *conn,
+			       const struct o2_lnet_hdr *hdr)
+{
+	struct o2_ni *ni = conn->ni;
+	struct o2_lnet_hdr *rep;
+	struct o2_tx *tx;
+	u32 room, len;
+
+	if (le32_to_cpu(hdr->msg.get.ptl_index) != O2_LNET_RESERVED_PORTAL ||
+	    le64_to_cpu(hdr->msg.get.match_bits) != O2_LNET_PING_MATCHBITS ||
+	    le32_to_cpu(hdr->dest_pid) != O2LND_PID_LUSTRE) {
+		o2_lnet_drop(ni, conn->peer->nid, "GET for an unknown portal");
+		return;
+	}
+	tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
+	if (!tx) {
+		o2_lnet_drop(ni, conn->peer->nid, "no tx for the ping reply");
+		return;
+	}
+	rep = tx->msg + sizeof(struct o2_msg_hdr);
+	room = O2_MAX_MSG_SIZE - sizeof(struct o2_msg_hdr) - sizeof(*rep);
+	room = min(room, le32_to_cpu(hdr->msg.get.sink_length));
+	len = o2_ping_info_fill(rep + 1, room);
+	rep->dest_nid = hdr->src_nid;
+	rep->src_nid = cpu_to_le64(ni->nid);
+	rep->dest_pid = hdr->src_pid;
+	rep->src_pid = cpu_to_le32(O2LND_PID_LUSTRE);
+	rep->type = cpu_to_le32(O2_LNET_MSG_REPLY);
+	rep->payload_length = cpu_to_le32(len);
+	rep->msg.reply.dst_wmd = hdr->msg.get.return_wmd;
+	tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*rep) + len;
+	o2_ni_launch(ni, conn->peer->nid, tx);
+}
+
+/**
+ * o2_lnet_recv() - an IMMEDIATE message's LNet part arrived
+ * @conn: the conn it came on
+ * @payload: LNet header + payload
+ * @nob: their length
+ *
+ * Called from the Receive completion; copies what it keeps.
+ */
+void o2_lnet_recv(struct o2_conn *conn, void *payload, u32 nob)
+{
+	const struct o2_lnet_hdr *hdr = payload;
+	struct o2_ni *ni = conn->ni;
+	u32 plen;
+
+	if (nob < sizeof(*hdr)) {
+		o2_lnet_drop(ni, conn->peer->nid, "short LNet header");
+		return;
+	}
+	plen = le32_to_cpu(hdr->payload_length);
+	if (plen > nob - sizeof(*hdr)) {
+		o2_lnet_drop(ni, conn->peer->nid, "truncated payload");
+		return;
+	}
+	if (le64_to_cpu(hdr->dest_nid) != ni->nid) {
+		o2_lnet_drop(ni, conn->peer->nid, "not for this NI");
+		return;
+	}
+	switch (le32_to_cpu(hdr->type)) {
+	case O2_LNET_MSG_GET:
+		o2_lnet_handle_get(conn, hdr);
+		break;
+	case O2_LNET_MSG_REPLY:
+		if (!o2_ping_finish(le64_to_cpu(hdr->msg.reply.dst_wmd.object_cookie),
+				    le64_to_cpu(hdr->src_nid), 0, hdr + 1, plen))
+			o2_lnet_drop(ni, conn->peer->nid,
+				     "REPLY matches no pending ping");
+		break;
+	default:
+		o2_lnet_drop(ni, conn->peer->nid, "unsupported LNet type");
+		break;
+	}
+}
+
+static u32 o2_pi32(bool flip, __le32 v)
+{
+	return flip ? swab32(le32_to_cpu(v)) : le32_to_cpu(v);
+}
+
+static u64 o2_pi64(bool flip, __le64 v)
+{
+	return flip ? swab64(le64_to_cpu(v)) : le64_to_cpu(v);
+}
+
+static int o2_ping_parse(struct o2_ping_req *ping, struct o2lnd_ioc_ping *out,
+			 u32 max_ids)
+{
+	struct o2_ping_info *pi = (struct o2_ping_info *)ping->buf;
+	u32 nnis, avail, i, magic;
+	bool flip;
+
+	if (ping->len < sizeof(*pi))
+		return -EPROTO;
+	magic = le32_to_cpu(pi->magic);
+	if (magic == O2_PING_MAGIC)
+		flip = false;
+	else if (magic == swab32(O2_PING_MAGIC))
+		flip = true;
+	else
+		return -EPROTO;
+	nnis = o2_pi32(flip, pi->nnis);
+	out->pid = o2_pi32(flip, pi->pid);
+	out->n_ids = nnis;
+	avail = (ping->len - sizeof(*pi)) / sizeof(pi->ni[0]);
+	for (i = 0; i < nnis && i < avail && i < max_ids; i++) {
+		out->ids[i].nid = o2_pi64(flip, pi->ni[i].nid);
+		out->ids[i].status = o2_pi32(flip, pi->ni[i].status);
+	}
+	return 0;
+}
+
+/**
+ * o2_ping() - LNet ping of @nid
+ * @nid: target (an o2ib NID, validated by the caller)
+ * @src_nid: local NID to send from, or O2LND_NID_ANY
+ * @timeout_ms: how long to wait (validated by the caller)
+ * @out: zeroed output; filled on success
+ *
+ * Sends a GET on the reserved portal with the ping match bits as an
+ * IMMEDIATE message (connecting if needed, to our own NID too) and waits,
+ * interruptibly, for the REPLY that carries our cookie.
+ *
+ * Return: 0; -EINVAL (@src_nid not local), -EHOSTUNREACH (no NI on the
+ * target's network), -ETIMEDOUT, -EINTR, -ECONNREFUSED, -EPROTO, ...
+ */
+int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out)
+{
+	struct o2_lnet_hdr *hdr;
+	struct o2_ping_req *ping;
+	struct o2_ni *ni;
+	struct o2_tx *tx;
+	ktime_t start;
+	long left;
+	int rc;
+
+	if (src_nid != O2LND_NID_ANY) {
+		ni = o2_ni_by_nid(src_nid);
+		if (!ni)
+			return -EINVAL;
+		if (o2_nid_net(ni->nid) != o2_nid_net(nid))
+			return -EHOSTUNREACH;
+	} else {
+		ni = o2_ni_by_net(o2_nid_net(nid));
+		if (!ni)
+			return -EHOSTUNREACH;
+	}
+	if (!READ_ONCE(ni->up))
+		return -ENETDOWN;
+
+	ping = kzalloc(sizeof(*ping), GFP_KERNEL);
+	if (!ping)
+		return -ENOMEM;
+	init_completion(&ping->done);
+	ping->nid = nid;
+	ping->cookie = atomic64_inc_return(&o2_ping_cookie);
+	tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
+	if (!tx) {
+		kfree(ping);
+		return -ENOBUFS;
+	}
+	hdr = tx->msg + sizeof(struct o2_msg_hdr);
+	hdr->dest_nid = cpu_to_le64(nid);
+	hdr->src_nid = cpu_to_le64(ni->nid);
+	hdr->dest_pid = cpu_to_le32(O2LND_PID_LUSTRE);
+	hdr->src_pid = cpu_to_le32(O2LND_PID_LUSTRE);
+	hdr->type = cpu_to_le32(O2_LNET_MSG_GET);
+	hdr->payload_length = 0;
+	hdr->msg.get.return_wmd.interface_cookie = cpu_to_le64(ni->stamp);
+	hdr->msg.get.return_wmd.object_cookie = cpu_to_le64(ping->cookie);
+	hdr->msg.get.match_bits = cpu_to_le64(O2_LNET_PING_MATCHBITS);
+	hdr->msg.get.ptl_index = cpu_to_le32(O2_LNET_RESERVED_PORTAL);
+	hdr->msg.get.src_offset = 0;
+	hdr->msg.get.sink_length = cpu_to_le32(O2_PING_BUF_SIZE);
+	tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*hdr);
+	tx->ping_cookie = ping->cookie;
+
+	spin_lock(&o2_ping_lock);
+	list_add_tail(&ping->list, &o2_pings);
+	spin_unlock(&o2_ping_lock);
+
+	start = ktime_get();
+	o2_ni_launch(ni, nid, tx);
+	left = msecs_to_jiffies(timeout_ms);
+	left = wait_for_completion_interruptible_timeout(&ping->done, left);
+
+	spin_lock(&o2_ping_lock);
+	list_del(&ping->list);
+	if (ping->finished)
+		rc = ping->status;
+	else if (left < 0)
+		rc = -EINTR;
+	else
+		rc = -ETIMEDOUT;
+	spin_unlock(&o2_ping_lock);
+
+	if (!rc) {
+		out->rtt_ns = ktime_to_ns(ktime_sub(ktime_get(), start));
+		rc = o2_ping_parse(ping, out, out->max_ids);
+	}
+	kfree(ping);
+	return rc;
+}
+
+/**
+ * o2_ni_stats() - fill NET_SHOW output for @ni
+ * @ni: the NI
+ * @out: zeroed output
+ */
+void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out)
+{
+	struct o2_peer *peer;
+	struct o2_conn *conn;
+	u32 npeers = 0, nconns = 0, nest = 0;
+	int bkt;
+
+	out->count = o2_nnis;
+	out->nid = ni->nid;
+	out->status = READ_ONCE(ni->up) ? O2LND_NI_STATUS_UP :
+					  O2LND_NI_STATUS_DOWN;
+	strscpy(out->net, ni->net, sizeof(out->net));
+	strscpy(out->ifname, ni->ifname, sizeof(out->ifname));
+	strscpy(out->devname, ni->devname, sizeof(out->devname));
+	out->incarnation = ni->stamp;
+	out->peer_credits = o2_peer_credits;
+	out->credits = o2_credits;
+	out->timeout_s = o2_timeout;
+	out->max_msg_size = O2_MAX_MSG_SIZE;
+
+	spin_lock(&ni->lock);
+	hash_for_each(ni->peers, bkt, peer, node) {
+		npeers++;
+		list_for_each_entry(conn, &peer->conns, peer_list) {
+			nconns++;
+			if (READ_ONCE(conn->state) == O2_CONN_ESTABLISHED)
+				nest++;
+		}
+	}
+	spin_unlock(&ni->lock);
+	out->npeers = npeers;
+	out->nconns = nconns;
+	out->nconns_established = nest;
+	out->send_count = atomic64_read(&ni->stats.send_count);
+	out->recv_count = atomic64_read(&ni->stats.recv_count);
+	out->drop_count = atomic64_read(&ni->stats.drop_count);
+	out->send_bytes = atomic64_read(&ni->stats.send_bytes);
+	out->recv_bytes = atomic64_read(&ni->stats.recv_bytes);
+	out->connects_active = atomic64_read(&ni->stats.connects_active);
+	out->connects_passive = atomic64_read(&ni->stats.connects_passive);
+	out->rejects_sent = atomic64_read(&ni->stats.rejects_sent);
+	out->rejects_received = atomic64_read(&ni->stats.rejects_received);
+}
+
+/* ---- NI setup and teardown ---- */
+
+struct o2_ni_spec {
+	u32 net;
+	char ifname[IFNAMSIZ];
+};
+
+static bool o2_is_sep(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == ',';
+}
+
+/* Parse "o2ib0(eth0) o2ib1(eth1,eth2)".  Return: number of specs or errno */
+static int o2_networks_parse(const char *s, struct o2_ni_spec *specs, int max)
+{
+	int n = 0, i;
+
+	for (;;) {
+		const char *name, *end;
+		u32 net;
+
+		while (*s && o2_is_sep(*s))
+			s++;
+		if (!*s)
+			break;
+		name = s;
+		while (*s && *s != '(' && !o2_is_sep(*s))
+			s++;
+		if (*s != '(' || o2_net_parse(name, s - name, &net) ||
+		    o2_net_type(net) != O2LND_NET_TYPE_O2IB) {
+			pr_err("o2lnd: networks: expected o2ibN(interface,...) at '%s'\n",
+			       name);
+			return -EINVAL;
+		}
+		for (i = 0; n > 0 && specs[n - 1].net != net && i < n; i++) {
+			if (specs[i].net == net) {
+				pr_err("o2lnd: networks: network '%.*s' given twice\n",
+				       (int)(s - name), name);
+				return -EINVAL;
+			}
+		}
+		s++;
+		for (;;) {
+			while (*s == ' ')
+				s++;
+			end = s;
+			while (*end && *end != ',' && *end != ')' && *end != ' ')
+				end++;
+			if (end == s || end - s >= IFNAMSIZ) {
+				pr_err("o2lnd: networks: bad interface name at '%s'\n",
+				       s);
+				return -EINVAL;
+			}
+			if (n >= max) {
+				pr_err("o2lnd: networks: more than %d interfaces\n",
+				       max);
+				return -EINVAL;
+			}
+			specs[n].net = net;
+			memcpy(specs[n].ifname, s, end - s);
+			specs[n].ifname[end - s] = '\0';
+			n++;
+			s = end;
+			while (*s == ' ')
+				s++;
+			if (*s == ')')
+				break;
+			if (*s != ',') {
+				pr_err("o2lnd: networks: missing ')' in '%s'\n",
+				       name);
+				return -EINVAL;
+			}
+			s++;
+		}
+		s++;
+		if (*s && !o2_is_sep(*s)) {
+			pr_err("o2lnd: networks: garbage after ')' at '%s'\n", s);
+			return -EINVAL;
+		}
+	}
+	if (!n) {
+		pr_err("o2lnd: networks: no network given\n");
+		return -EINVAL;
+	}
+	return n;
+}
+
+static int o2_ifaddr(const char *ifname, __be32 *addr)
+{
+	struct net_device *dev = dev_get_by_name(&init_net, ifname);
+	const struct in_ifaddr *ifa = NULL;
+	struct in_device *in_dev;
+	int rc = -EADDRNOTAVAIL;
+
+	if (!dev) {
+		pr_err("o2lnd: networks: no interface '%s'\n", ifname);
+		return -ENODEV;
+	}
+	rcu_read_lock();
+	in_dev = __in_dev_get_rcu(dev);
+	if (in_dev)
+		ifa = rcu_dereference(in_dev->ifa_list);
+	if (ifa) {
+		*addr = ifa->ifa_local;
+		rc = 0;
+	}
+	rcu_read_unlock();
+	dev_put(dev);
+	if (rc)
+		pr_err("o2lnd: networks: interface '%s' has no IPv4 address\n",
+		       ifname);
+	return rc;
+}
+
+static int o2_ni_listen(struct o2_ni *ni)
+{
+	struct sockaddr_in sin = {};
+	struct rdma_cm_id *id;
+	char nid[O2_NIDSTR_SIZE];
+	int rc;
+
+	id = rdma_create_id(&init_net, o2_cm_handler, ni, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id)) {
+		pr_err("o2lnd: %s: cannot create a cm_id: %ld\n", ni->net,
+		       PTR_ERR(id));
+		return PTR_ERR(id);
+	}
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = ni->addr;
+	sin.sin_port = htons(o2_service);
+	rc = rdma_bind_addr(id, (struct sockaddr *)&sin);
+	if (!rc && !id->device)
+		rc = -ENODEV;
+	if (rc == -ENODEV || rc == -EADDRNOTAVAIL) {
+		pr_err("o2lnd: %s: no RDMA device for %pI4 (%s): %d\n",
+		       ni->net, &ni->addr, ni->ifname, rc);
+		goto err;
+	}
+	if (rc) {
+		pr_err("o2lnd: %s: cannot bind %pI4:%d (%s): %d\n", ni->net,
+		       &ni->addr, o2_service, ni->ifname, rc);
+		goto err;
+	}
+	rc = rdma_listen(id, 256);
+	if (rc) {
+		pr_err("o2lnd: %s: cannot listen on %pI4:%d: %d\n", ni->net,
+		       &ni->addr, o2_service, rc);
+		goto err;
+	}
+	ni->listen_dev = id->device;
+	strscpy(ni->devname, dev_name(&id->device->dev), sizeof(ni->devname));
+	ni->listen_id = id;
+	pr_info("o2lnd: NI %s on %s (%s), listening on port %d\n",
+		o2_nid_format(ni->nid, nid, sizeof(nid)), ni->ifname,
+		ni->devname, o2_service);
+	return 0;
+err:
+	rdma_destroy_id(id);
+	return rc;
+}
+
+static int o2_ni_create(const struct o2_ni_spec *spec, u32 index)
+{
+	struct o2_ni *ni;
+	__be32 addr;
+	u64 nid;
+	int rc;
+
+	rc = o2_ifaddr(spec->ifname, &addr);
+	if (rc)
+		return rc;
+	nid = o2_make_nid(spec->net, ntohl(addr));
+	if (o2_ni_by_nid(nid)) {
+		pr_err("o2lnd: networks: interface '%s' given twice in a network\n",
+		       spec->ifname);
+		return -EINVAL;
+	}
+	ni = kzalloc(sizeof(*ni), GFP_KERNEL);
+	if (!ni)
+		return -ENOMEM;
+	refcount_set(&ni->ref, 1);
+	spin_lock_init(&ni->lock);
+	hash_init(ni->peers);
+	atomic_set(&ni->tx_live, 0);
+	ni->index = index;
+	ni->nid = nid;
+	ni->addr = addr;
+	ni->stamp = ktime_get_real_ns();
+	o2_net_format(spec->net, ni->net, sizeof(ni->net));
+	strscpy(ni->ifname, spec->ifname, sizeof(ni->ifname));
+	rc = o2_ni_listen(ni);
+	if (rc) {
+		kfree(ni);
+		return rc;
+	}
+	list_add_tail(&ni->list, &o2_nis);
+	o2_nnis++;
+	return 0;
+}
+
+/**
+ * o2_nis_start() - create the NIs of the networks parameter
+ * @networks: e.g. "o2ib0(eth0) o2ib1(eth1)"
+ *
+ * Return: 0, or an errno after a pr_err() and with nothing left behind.
+ */
+int o2_nis_start(const char *networks)
+{
+	struct o2_ni_spec *specs;
+	struct o2_ni *ni;
+	int n, i, rc = 0;
+
+	specs = kcalloc(O2_MAX_NETS, sizeof(*specs), GFP_KERNEL);
+	if (!specs)
+		return -ENOMEM;
+	n = o2_networks_parse(networks, specs, O2_MAX_NETS);
+	if (n < 0)
+		rc = n;
+	for (i = 0; i < n && !rc; i++)
+		rc = o2_ni_create(&specs[i], i);
+	kfree(specs);
+	if (rc) {
+		o2_nis_stop();
+		o2_nis_free();
+		return rc;
+	}
+	list_for_each_entry(ni, &o2_nis, list)
+		WRITE_ONCE(ni->up, true);
+	return 0;
+}
+
+static void o2_ni_stop_listening(struct o2_ni *ni)
+{
+	struct rdma_cm_id *id;
+
+	lockdep_assert_held(&o2_nis_mutex);
+	WRITE_ONCE(ni->up, false);
+	id = ni->listen_id;
+	WRITE_ONCE(ni->listen_id, NULL);
+	if (id)
+		rdma_destroy_id(id);
+}
+
+/* Close every conn of @ni (or only those on @ibdev when non-NULL). */
+static void o2_ni_close_conns(struct o2_ni *ni, struct ib_device *ibdev,
+			      int error)
+{
+	struct o2_conn *conn, *found;
+	struct o2_peer *peer;
+	int bkt;
+
+	do {
+		found = NULL;
+		spin_lock(&ni->lock);
+		hash_for_each(ni->peers, bkt, peer, node) {
+			list_for_each_entry(conn, &peer->conns, peer_list) {
+				struct o2_dev *dev = READ_ONCE(conn->dev);
+
+				if (ibdev && ni->listen_dev != ibdev &&
+				    (!dev || dev->ibdev != ibdev))
+					continue;
+				kref_get(&conn->ref);
+				found = conn;
+				goto out;
+			}
+		}
+out:
+		spin_unlock(&ni->lock);
+		if (found) {
+			o2_conn_close(found, error);
+			o2_conn_put(found);
+		}
+	} while (found);
+}
+
+/**
+ * o2_ni_device_removed() - an RDMA device is going away
+ * @ibdev: the device
+ *
+ * Stops the listeners bound to it (their NIs go DOWN) and closes the
+ * conns using it.  Sleeps.
+ */
+void o2_ni_device_removed(struct ib_device *ibdev)
+{
+	struct o2_ni *ni;
+
+	mutex_lock(&o2_nis_mutex);
+	list_for_each_entry(ni, &o2_nis, list) {
+		if (ni->listen_dev == ibdev && ni->listen_id) {
+			pr_warn("o2lnd: %s: RDMA device %s removed, NI down\n",
+				ni->net, ni->devname);
+			o2_ni_stop_listening(ni);
+		}
+	}
+	mutex_unlock(&o2_nis_mutex);
+	list_for_each_entry(ni, &o2_nis, list)
+		o2_ni_close_conns(ni, ibdev, -ENODEV);
+}
+
+static void o2_wait_zero(atomic_t *count, const char *what)
+{
+	while (!wait_event_timeout(o2_exit_waitq, !atomic_read(count),
+				   10 * HZ))
+		pr_warn("o2lnd: waiting for %d %s to be freed\n",
+			atomic_read(count), what);
+}
+
+/**
+ * o2_nis_stop() - stop every NI and free everything hanging off it
+ *
+ * Stops listening, closes every conn (connd tears them down), fails the
+ * txs still waiting for a conn, and waits until every conn and peer is
+ * freed.  Sleeps; bounded by the teardowns.
+ */
+void o2_nis_stop(void)
+{
+	struct o2_peer *peer;
+	struct hlist_node *tmp;
+	struct o2_ni *ni;
+	LIST_HEAD(fail);
+	int bkt;
+
+	mutex_lock(&o2_nis_mutex);
+	list_for_each_entry(ni, &o2_nis, list) {
+		spin_lock(&ni->lock);
+		ni->shutdown = true;
+		spin_unlock(&ni->lock);
+		o2_ni_stop_listening(ni);
+	}
+	mutex_unlock(&o2_nis_mutex);
+
+	list_for_each_entry(ni, &o2_nis, list) {
+		o2_ni_close_conns(ni, NULL, -ESHUTDOWN);
+		spin_lock(&ni->lock);
+		hash_for_each(ni->peers, bkt, peer, node) {
+			peer->reconnect = false;
+			list_splice_init(&peer->tx_queue, &fail);
+		}
+		spin_unlock(&ni->lock);
+		o2_tx_fail_list(&fail, -ESHUTDOWN);
+	}
+	o2_wait_zero(&o2_nconns, "connections");
+
+	list_for_each_entry(ni, &o2_nis, list) {
+		spin_lock(&ni->lock);
+		hash_for_each_safe(ni->peers, bkt, tmp, peer, node) {
+			hash_del(&peer->node);
+			peer->in_table = false;
+			o2_peer_put(peer);
+		}
+		spin_unlock(&ni->lock);
+	}
+	o2_wait_zero(&o2_npeers, "peers");
+}
+
+/**
+ * o2_nis_free() - free the stopped NIs
+ *
+ * Called after o2_nis_stop() once connd and the ib_client are gone.
+ */
+void o2_nis_free(void)
+{
+	struct o2_ni *ni, *next;
+
+	list_for_each_entry_safe(ni, next, &o2_nis, list) {
+		list_del(&ni->list);
+		WARN_ON(!refcount_dec_and_test(&ni->ref));
+		WARN_ON(atomic_read(&ni->tx_live));
+		kfree(ni);
+	}
+	o2_nnis = 0;
+}

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * o2lnd: module parameters, load and unload.
+ *
+ * Load order: ib_client (devices), connd, NIs (listeners), the connd
+ * scan, /dev/o2lnd.  Unload in reverse: the char device goes first (an
+ * open file holds the module, so no ioctl can be running), then NIs stop
+ * (listeners destroyed, conns closed, waits until every conn and peer is
+ * freed), connd, the ib_client (frees the PDs), and the NIs are freed.
+ */
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include "o2lnd.h"
+
+static char *networks = "o2ib0(eth0)";
+module_param(networks, charp, 0444);
+MODULE_PARM_DESC(networks,
+		 "networks and interfaces, e.g. \"o2ib0(eth0) o2ib1(eth1,eth2)\"");
+
+int o2_service = 987;
+module_param_named(service, o2_service, int, 0444);
+MODULE_PARM_DESC(service, "rdma_cm service (port) number (1..65535)");
+
+int o2_peer_credits = 8;
+module_param_named(peer_credits, o2_peer_credits, int, 0444);
+MODULE_PARM_DESC(peer_credits, "messages in flight per connection (2..255)");
+
+int o2_timeout = 50;
+module_param_named(timeout, o2_timeout, int, 0444);
+MODULE_PARM_DESC(timeout, "tx and connect timeout in seconds (1..3600)");
+
+int o2_credits = 256;
+module_param_named(credits, o2_credits, int, 0444);
+MODULE_PARM_DESC(credits, "messages alive per NI (8..16384)");
+
+static int o2_check_param(const char *name, int val, int min, int max)
+{
+	if (val >= min && val <= max)
+		return 0;
+	pr_err("o2lnd: %s=%d out of range %d..%d\n", name, val, min, max);
+	return -EINVAL;
+}
+
+static int __init o2_init(void)
+{
+	int rc;
+
+	o2_wire_size_checks();
+	if (o2_check_param("service", o2_service, 1, 65535) ||
+	    o2_check_param("peer_credits", o2_peer_credits, 2, 255) ||
+	    o2_check_param("timeout", o2_timeout, 1, 3600) ||
+	    o2_check_param("credits", o2_credits, 8, 16384))
+		return -EINVAL;
+
+	rc = o2_dev_init();
+	if (rc) {
+		pr_err("o2lnd: cannot register the ib_client: %d\n", rc);
+		return rc;
+	}
+	rc = o2_connd_init();
+	if (rc)
+		goto err_dev;
+	rc = o2_nis_start(networks ? networks : "");
+	if (rc)
+		goto err_connd;
+	o2_connd_start_scan();
+	rc = o2_ctl_init();
+	if (rc) {
+		pr_err("o2lnd: cannot register /dev/%s: %d\n", O2LND_DEV_NAME,
+		       rc);
+		goto err_nis;
+	}
+	pr_info("o2lnd: version %s loaded\n", O2_VERSION);
+	return 0;
+
+err_nis:
+	o2_nis_stop();
+err_connd:
+	o2_connd_exit();
+err_dev:
+	o2_dev_exit();
+	o2_nis_free();
+	return rc;
+}
+
+static void __exit o2_exit(void)
+{
+	o2_ctl_exit();
+	o2_nis_stop();
+	o2_connd_exit();
+	o2_dev_exit();
+	o2_nis_free();
+	pr_info("o2lnd: unloaded\n");
+}
+
+module_init(o2_init);
+module_exit(o2_exit);
+
+MODULE_AUTHOR("o2lnd developers");
+MODULE_DESCRIPTION("o2lnd: an LNet-style network driver over RDMA");
+MODULE_VERSION(O2_VERSION);
+MODULE_LICENSE("GPL");

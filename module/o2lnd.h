@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * o2lnd: internal structures.
+ *
+ * Objects and their lifetimes
+ *   o2_ni    one per (net, interface); created at load, freed at unload
+ *            after every peer and conn of it is gone (refcount_t @ref).
+ *   o2_peer  one per remote NID per NI, in the NI's peer table; kref held
+ *            by the table and by each of its conns.
+ *   o2_conn  one RC connection; kref held by the peer's conn list (until
+ *            close hands it to connd), by connd's teardown work and by
+ *            short-lived users (launch, deadline scan).
+ *   o2_tx    one outgoing message; kref held by its owner and by a posted
+ *            Send WR.  Completes only after its Send completion.
+ *   o2_dev   one per RDMA device, owns the shared PD; its users count is
+ *            the number of conns with resources on the device.
+ *
+ * Contexts (all process context: no lock is taken from hard/soft irq)
+ *   - rdma_cm callbacks run in the CM's work queues (they may sleep);
+ *   - CQ completions run in ib_comp_wq: CQs use IB_POLL_WORKQUEUE, so
+ *     completion handlers run in process context, take plain spinlocks
+ *     and may allocate with GFP_KERNEL (never while holding a lock);
+ *   - connd: o2_connd_wq (ordered, WQ_MEM_RECLAIM) runs the first step
+ *     of each active connect, each conn's teardown and the deadline /
+ *     reconnect scan (every 250 ms); see connd.c;
+ *   - ioctls run in the caller's context.
+ *
+ * LOCK ORDER (outer to inner):
+ *   o2_nis_mutex (lnet.c; sleeping: listener destruction, held across
+ *     rdma_destroy_id() of a listener, never taken in a CM callback)
+ *   o2_devs_mutex (dev.c; sleeping; never taken under a spinlock)
+ *   ni->lock (peer table, peer fields and peer conn lists)
+ *     -> conn->lock (conn state, credits, tx queues)
+ *   The two mutexes are never held together, nor with a spinlock.
+ *   o2_ping_lock (pending pings) is a leaf: nothing is taken under it.
+ *
+ * A cm_id is never destroyed inside its own CM callback: the handler
+ * returns 0 and connd destroys it, except for a refused CONNECT_REQUEST,
+ * where the handler returns non-zero and the CM destroys the new id.
+ *
+ * Teardown of a conn is always: rdma_disconnect -> ib_drain_qp -> fail
+ * unposted txs -> unmap and free rx buffers -> destroy QP -> free CQ ->
+ * destroy cm_id -> drop the device and peer references.
+ */
+#ifndef _O2LND_INTERNAL_H
+#define _O2LND_INTERNAL_H
+
+#include <linux/types.h>
+#include <linux/list.h>
+#include <linux/hashtable.h>
+#include <linux/kref.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <linux/wait.h>
+#include <linux/atomic.h>
+#include <linux/if.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+#include <rdma/ib_cm.h>
+#include <uapi/o2lnd.h>
+#include "wire.h"
+#include "nid.h"
+
+#define O2_VERSION		"0.1.0"
+/*
+ * Address resolution gives up after O2_ADDR_TIMEOUT_MS and is retried up
+ * to O2_ADDR_RETRIES times: the CM only re-checks the neighbour table
+ * when its timer fires if no neighbour event reached it (seen on veth
+ * pairs: a fresh ARP entry took the whole 5 s o2iblnd allows).
+ */
+#define O2_ADDR_TIMEOUT_MS	1000
+#define O2_ADDR_RETRIES		4
+#define O2_RESOLVE_TIMEOUT_MS	5000
+#define O2_MAX_NETS		16
+
+/* module parameters (main.c) */
+extern int o2_service;
+extern int o2_peer_credits;
+extern int o2_timeout;
+extern int o2_credits;
+
+extern struct workqueue_struct *o2_connd_wq;
+extern struct list_head o2_nis;
+extern int o2_nnis;
+extern atomic_t o2_nconns;
+extern atomic_t o2_npeers;
+extern wait_queue_head_t o2_exit_waitq;
+
+/**
+ * struct o2_dev - an RDMA device in use
+ * @list: in o2_devs
+ * @ibdev: the device
+ * @pd: protection domain shared by every conn on the device
+ * @users: conns holding resources on the device
+ * @dead: the device is being removed; no new users
+ */
+struct o2_dev {
+	struct list_head list;
+	struct ib_device *ibdev;
+	struct ib_pd *pd;
+	atomic_t users;
+	bool dead;
+};
+
+/**
+ * struct o2_ni - a local network interface
+ * @list: in o2_nis
+ * @ref: references (module, peers)
+ * @index: 0-based index for NET_SHOW
+ * @nid: our NID
+ * @net: network name ("o2ib0")
+ * @ifname: netdev name
+ * @devname: RDMA device name
+ * @addr: IPv4 address (network order)
+ * @stamp: incarnation (ktime_get_real_ns() at start)
+ * @listen_id: listening cm_id, NULL once destroyed
+ * @listen_dev: RDMA device the listener is bound to
+ * @lock: peer table, peers and their conn lists
+ * @peers: peer table keyed by NID
+ * @up: accepting connections
+ * @shutdown: module unload in progress
+ * @tx_live: txs alive on this NI (bounded by o2_credits)
+ * @stats: counters reported by NET_SHOW
+ */
+struct o2_ni {
+	struct list_head list;
+	refcount_t ref;
+	u32 index;
+	u64 nid;
+	char net[O2LND_NAME_LEN];
+	char ifname[IFNAMSIZ];
+	char devname[O2LND_NAME_LEN];
+	__be32 addr;
+	u64 stamp;
+	struct rdma_cm_id *listen_id;
+	struct ib_device *listen_dev;
+	spinlock_t lock;	/* peer table, peers, peer conn lists */
+	DECLARE_HASHTABLE(peers, 6);
+	bool up;
+	bool shutdown;
+	atomic_t tx_live;
+	struct {
+		atomic64_t send_count;
+		atomic64_t recv_count;
+		atomic64_t drop_count;
+		atomic64_t send_bytes;
+		atomic64_t recv_bytes;
+		atomic64_t connects_active;
+		atomic64_t connects_passive;
+		atomic64_t rejects_sent;
+		atomic64_t rejects_received;
+	} stats;
+};
+
+/**
+ * struct o2_peer - a remote NID seen from one NI
+ * @node: in ni->peers
+ * @ref: references (table, conns)
+ * @ni: our NI
+ * @nid: the peer's NID
+ * @conns: its conns that are not closing (ni->lock)
+ * @tx_queue: txs waiting for a connection (ni->lock)
+ * @incarnation: last known incarnation of the peer, 0 if unknown
+ * @cp: parameters for the next active connect (adopted from a reject)
+ * @reconnect: a reconnect is scheduled at @reconnect_at
+ * @reconnect_at: jiffies
+ * @races: consecutive CONN_RACE rejects of our connects
+ * @retries: consecutive rejects of other retryable kinds
+ * @addr_retries: consecutive address resolution timeouts
+ * @in_table: still in ni->peers
+ */
+struct o2_peer {
+	struct hlist_node node;
+	struct kref ref;
+	struct o2_ni *ni;
+	u64 nid;
+	struct list_head conns;
+	struct list_head tx_queue;
+	u64 incarnation;
+	struct o2_connparams cp;
+	bool reconnect;
+	unsigned long reconnect_at;
+	int races;
+	int retries;
+	int addr_retries;
+	bool in_table;
+};
+
+/*
+ * Conn states.  Allowed transitions (checked by o2_conn_set_state()):
+ *   INIT           -> ACTIVE_CONNECT | PASSIVE_WAIT | CLOSING
+ *   ACTIVE_CONNECT -> ESTABLISHED | CLOSING
+ *   PASSIVE_WAIT   -> ESTABLISHED | CLOSING
+ *   ESTABLISHED    -> CLOSING
+ *   CLOSING        -> DISCONNECTED
+ */
+enum o2_conn_state {
+	O2_CONN_INIT,
+	O2_CONN_ACTIVE_CONNECT,
+	O2_CONN_PASSIVE_WAIT,
+	O2_CONN_ESTABLISHED,
+	O2_CONN_CLOSING,
+	O2_CONN_DISCONNECTED,
+};
+
+/* phases of an active connect, for deadlines and logs */
+enum o2_conn_phase {
+	O2_PHASE_NONE,
+	O2_PHASE_ADDR,
+	O2_PHASE_ROUTE,
+	O2_PHASE_CONNECT,
+};
+
+/**
+ * struct o2_rx - one receive buffer
+ * @cqe: completion callback
+ * @conn: owner
+ * @msg: buffer of O2_MAX_MSG_SIZE bytes
+ * @dma: its DMA address
+ */
+struct o2_rx {
+	struct ib_cqe cqe;
+	struct o2_conn *conn;
+	void *msg;
+	u64 dma;
+};
+
+/**
+ * struct o2_conn - one RC connection
+ * @peer_list: in peer->conns (ni->lock)
+ * @ref: references
+ * @ni: our NI
+ * @peer: the peer (holds a reference)
+ * @dev: RDMA device resources are on (holds a user count), or NULL
+ * @cmid: the cm_id
+ * @cq: completion queue
+ * @qp: queue pair
+ * @lock: protects the fields below it
+ * @state: O2_CONN_*
+ * @phase: active connect phase
+ * @active: we initiated it
+ * @deadline: jiffies by which the current connect phase must end
+ * @error: why it closes
+ * @cp: negotiated parameters
+ * @peer_stamp: the peer's incarnation on this conn
+ * @credits: messages we may still send
+ * @outstanding: credits we owe the peer
+ * @nposted: Sends posted and not completed (send queue slots)
+ * @tx_queue: txs waiting for credits/slots
+ * @tx_noops: NOOPs (need no credit)
+ * @nrx: receive buffers
+ * @rxs: receive buffers
+ * @connect_work: connd work starting an active connect
+ * @teardown: connd work destroying the conn
+ */
+struct o2_conn {
+	struct list_head peer_list;
+	struct kref ref;
+	struct o2_ni *ni;
+	struct o2_peer *peer;
+	struct o2_dev *dev;
+	struct rdma_cm_id *cmid;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	spinlock_t lock;	/* state, credits, tx queues */
+	enum o2_conn_state state;
+	enum o2_conn_phase phase;
+	bool active;
+	unsigned long deadline;
+	int error;
+	struct o2_connparams cp;
+	u64 peer_stamp;
+	int credits;
+	int outstanding;
+	int nposted;
+	struct list_head tx_queue;
+	struct list_head tx_noops;
+	int nrx;
+	struct o2_rx *rxs;
+	struct work_struct connect_work;
+	struct work_struct teardown;
+};
+
+/**
+ * struct o2_tx - one outgoing message
+ * @cqe: Send completion callback
+ * @list: in a peer or conn queue
+ * @ref: references
+ * @ni: NI it is sent from
+ * @conn: conn it is posted on (set when posted)
+ * @type: O2_MSG_*
+ * @nob: message length including the header
+ * @msg: O2_MAX_MSG_SIZE buffer
+ * @dma: DMA address while posted
+ * @ibdev: device @dma belongs to, NULL when unmapped
+ * @ping_cookie: nonzero: the ping this message carries
+ * @deadline: jiffies by which a tx queued on a conn must be posted
+ * @status: result
+ */
+struct o2_tx {
+	struct ib_cqe cqe;
+	struct list_head list;
+	struct kref ref;
+	struct o2_ni *ni;
+	struct o2_conn *conn;
+	u8 type;
+	u32 nob;
+	void *msg;
+	u64 dma;
+	struct ib_device *ibdev;
+	u64 ping_cookie;
+	unsigned long deadline;
+	int status;
+};
+
+/* dev.c */
+int o2_dev_init(void);
+void o2_dev_exit(void);
+struct o2_dev *o2_dev_get(struct ib_device *ibdev);
+void o2_dev_put(struct o2_dev *dev);
+
+/* conn.c */
+const char *o2_conn_state_name(enum o2_conn_state state);
+bool o2_conn_set_state(struct o2_conn *conn, enum o2_conn_state state);
+struct o2_conn *o2_conn_alloc(struct o2_ni *ni, struct o2_peer *peer,
+			      bool active);
+void o2_conn_put(struct o2_conn *conn);
+int o2_conn_setup_qp(struct o2_conn *conn);
+void o2_conn_release_qp(struct o2_conn *conn);
+void o2_conn_close(struct o2_conn *conn, int error);
+void o2_conn_established(struct o2_conn *conn);
+void o2_our_connparams(struct o2_connparams *cp);
+void o2_peer_close_stale(struct o2_peer *peer, u64 incarnation);
+
+/* cm.c */
+int o2_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
+int o2_conn_start_active(struct o2_peer *peer);
+
+/* tx.c */
+struct o2_tx *o2_tx_alloc(struct o2_ni *ni, u8 type);
+void o2_tx_put(struct o2_tx *tx);
+void o2_tx_fail_list(struct list_head *txs, int error);
+int o2_conn_queue_tx(struct o2_conn *conn, struct o2_tx *tx);
+void o2_conn_check_sends(struct o2_conn *conn);
+bool o2_conn_tx_late(struct o2_conn *conn, unsigned long now);
+
+/* rx.c */
+int o2_rx_alloc(struct o2_conn *conn);
+void o2_rx_free(struct o2_conn *conn);
+int o2_rx_post_all(struct o2_conn *conn);
+
+/* connd.c */
+int o2_connd_init(void);
+void o2_connd_exit(void);
+void o2_connd_start_scan(void);
+void o2_connd_teardown(struct o2_conn *conn);
+unsigned long o2_connect_timeout(void);
+
+/* lnet.c */
+int o2_ni_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx);
+struct o2_peer *o2_peer_find_locked(struct o2_ni *ni, u64 nid);
+struct o2_peer *o2_peer_find_or_create(struct o2_ni *ni, u64 nid);
+void o2_peer_put(struct o2_peer *peer);
+void o2_lnet_recv(struct o2_conn *conn, void *payload, u32 nob);
+void o2_lnet_tx_done(struct o2_tx *tx);
+struct o2_ni *o2_ni_by_nid(u64 nid);
+struct o2_ni *o2_ni_by_net(u32 net);
+int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out);
+void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out);
+int o2_nis_start(const char *networks);
+void o2_nis_stop(void);
+void o2_nis_free(void);
+void o2_ni_device_removed(struct ib_device *ibdev);
+
+/* ctl.c */
+int o2_ctl_init(void);
+void o2_ctl_exit(void);
+
+#endif /* _O2LND_INTERNAL_H */

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * o2lnd: receive buffers: allocation, posting, Receive completions and
+ * validation of every incoming message.
+ */
+#include <linux/slab.h>
+#include <linux/ratelimit.h>
+#include "o2lnd.h"
+
+static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/**
+ * o2_rx_alloc() - allocate and map conn->nrx receive buffers
+ * @conn: the conn, with conn->dev set
+ *
+ * Return: 0 or -ENOMEM; partial allocations are undone by o2_rx_free().
+ */
+int o2_rx_alloc(struct o2_conn *conn)
+{
+	struct ib_device *ibdev = conn->dev->ibdev;
+	int i;
+
+	conn->rxs = kcalloc(conn->nrx, sizeof(*conn->rxs), GFP_KERNEL);
+	if (!conn->rxs)
+		return -ENOMEM;
+	for (i = 0; i < conn->nrx; i++) {
+		struct o2_rx *rx = &conn->rxs[i];
+
+		rx->conn = conn;
+		rx->cqe.done = o2_rx_done;
+		rx->msg = kmalloc(O2_MAX_MSG_SIZE, GFP_KERNEL);
+		if (!rx->msg)
+			return -ENOMEM;
+		rx->dma = ib_dma_map_single(ibdev, rx->msg, O2_MAX_MSG_SIZE,
+					    DMA_FROM_DEVICE);
+		if (ib_dma_mapping_error(ibdev, rx->dma)) {
+			kfree(rx->msg);
+			rx->msg = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/**
+ * o2_rx_free() - unmap and free the receive buffers
+ * @conn: the conn; its QP is drained or destroyed
+ */
+void o2_rx_free(struct o2_conn *conn)
+{
+	int i;
+
+	if (!conn->rxs)
+		return;
+	for (i = 0; i < conn->nrx; i++) {
+		struct o2_rx *rx = &conn->rxs[i];
+
+		if (!rx->msg)
+			break;
+		ib_dma_unmap_single(conn->dev->ibdev, rx->dma,
+				    O2_MAX_MSG_SIZE, DMA_FROM_DEVICE);
+		kfree(rx->msg);
+	}
+	kfree(conn->rxs);
+	conn->rxs = NULL;
+}
+
+/* Caller holds conn->lock. */
+static int o2_rx_post_locked(struct o2_conn *conn, struct o2_rx *rx)
+{
+	struct ib_recv_wr wr = {};
+	struct ib_sge sge;
+
+	if (conn->state >= O2_CONN_CLOSING)
+		return -ECONNABORTED;
+	ib_dma_sync_single_for_device(conn->dev->ibdev, rx->dma,
+				      O2_MAX_MSG_SIZE, DMA_FROM_DEVICE);
+	sge.addr = rx->dma;
+	sge.length = O2_MAX_MSG_SIZE;
+	sge.lkey = conn->dev->pd->local_dma_lkey;
+	wr.wr_cqe = &rx->cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	return ib_post_recv(conn->qp, &wr, NULL);
+}
+
+/**
+ * o2_rx_post_all() - post every receive buffer of a new conn
+ * @conn: the conn
+ *
+ * Return: 0 or an errno.
+ */
+int o2_rx_post_all(struct o2_conn *conn)
+{
+	int i, rc = 0;
+
+	spin_lock(&conn->lock);
+	for (i = 0; i < conn->nrx && !rc; i++)
+		rc = o2_rx_post_locked(conn, &conn->rxs[i]);
+	spin_unlock(&conn->lock);
+	return rc;
+}
+
+static void o2_rx_protocol_error(struct o2_conn *conn, const char *what,
+				 int rc)
+{
+	char nid[O2_NIDSTR_SIZE];
+
+	atomic64_inc(&conn->ni->stats.drop_count);
+	pr_warn_ratelimited("o2lnd: %s from %s: %d, closing connection\n",
+			    what, o2_nid_format(conn->peer->nid, nid,
+						sizeof(nid)), rc);
+	o2_conn_close(conn, rc);
+}
+
+static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct o2_rx *rx = container_of(wc->wr_cqe, struct o2_rx, cqe);
+	struct o2_conn *conn = rx->conn;
+	struct o2_msg_hdr *hdr = rx->msg;
+	struct o2_msg_expect exp = {};
+	int rc, credits;
+	bool credit;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			o2_rx_protocol_error(conn, "receive error", -EIO);
+		return;
+	}
+	ib_dma_sync_single_for_cpu(conn->dev->ibdev, rx->dma,
+				   O2_MAX_MSG_SIZE, DMA_FROM_DEVICE);
+	exp.nob = wc->byte_len;
+	exp.srcnid = conn->peer->nid;
+	exp.dstnid = conn->ni->nid;
+	exp.srcstamp = conn->peer_stamp;
+	exp.dststamp = conn->ni->stamp;
+	rc = o2_msg_unpack(rx->msg, &exp);
+	if (rc) {
+		o2_rx_protocol_error(conn, "bad message", rc);
+		return;
+	}
+
+	spin_lock(&conn->lock);
+	credits = o2_credits_grant(conn->credits, hdr->credits,
+				   conn->cp.queue_depth);
+	if (credits >= 0)
+		conn->credits = credits;
+	spin_unlock(&conn->lock);
+	if (credits < 0) {
+		o2_rx_protocol_error(conn, "credit overflow", -EPROTO);
+		return;
+	}
+
+	switch (hdr->type) {
+	case O2_MSG_NOOP:
+		credit = false;
+		break;
+	case O2_MSG_IMMEDIATE:
+		credit = true;
+		atomic64_inc(&conn->ni->stats.recv_count);
+		atomic64_add(hdr->nob, &conn->ni->stats.recv_bytes);
+		o2_lnet_recv(conn, rx->msg + sizeof(*hdr),
+			     hdr->nob - sizeof(*hdr));
+		break;
+	default:
+		/* CONNREQ/CONNACK on a live conn, or bulk (not spoken yet) */
+		o2_rx_protocol_error(conn, "unexpected message type",
+				     -EPROTO);
+		return;
+	}
+
+	spin_lock(&conn->lock);
+	rc = o2_rx_post_locked(conn, rx);
+	if (!rc && credit)
+		conn->outstanding++;
+	spin_unlock(&conn->lock);
+	if (rc && rc != -ECONNABORTED)
+		o2_conn_close(conn, rc);
+	else
+		o2_conn_check_sends(conn);
+}

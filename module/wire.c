@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * o2lnd: packing, byte-swapping and validation of o2iblnd v2 messages,
+ * reject data and connection parameters, plus the pure decision helpers
+ * (race tie-break, credit arithmetic).  No RDMA headers here.
+ */
+#include <linux/kernel.h>
+#include <linux/errno.h>
+#include <linux/string.h>
+#include <linux/swab.h>
+#include "wire.h"
+
+/**
+ * o2_cksum() - o2iblnd's message checksum
+ * @ptr: the message, with its cksum field 0
+ * @nob: its length
+ *
+ * A 32-bit rotate-left-by-one-and-add of every byte taken as a signed
+ * char.  0 means "no checksum", so a sum of 0 is reported as 1.
+ *
+ * Return: the checksum, never 0.
+ */
+u32 o2_cksum(const void *ptr, size_t nob)
+{
+	const s8 *c = ptr;
+	u32 sum = 0;
+
+	while (nob-- > 0)
+		sum = ((sum << 1) | (sum >> 31)) + (u32)(s32)*c++;
+	return sum ? sum : 1;
+}
+
+/**
+ * o2_msg_type_valid() - is @type a known o2iblnd v2 message type?
+ * @type: the type byte
+ *
+ * Return: true if known.
+ */
+bool o2_msg_type_valid(u8 type)
+{
+	switch (type) {
+	case O2_MSG_CONNREQ:
+	case O2_MSG_CONNACK:
+	case O2_MSG_NOOP:
+	case O2_MSG_IMMEDIATE:
+	case O2_MSG_PUT_REQ:
+	case O2_MSG_PUT_NAK:
+	case O2_MSG_PUT_ACK:
+	case O2_MSG_PUT_DONE:
+	case O2_MSG_GET_REQ:
+	case O2_MSG_GET_DONE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/**
+ * o2_msg_pack() - fill in the header of an outgoing message
+ * @buf: the message; its body must already be in place
+ * @type: O2_MSG_*
+ * @credits: credits returned to the peer
+ * @nob: bytes in the whole message
+ * @srcnid: our NID
+ * @srcstamp: our incarnation
+ * @dstnid: the peer's NID
+ * @dststamp: the peer's incarnation (0 for a CONNREQ)
+ * @cksum: compute a checksum (else send 0)
+ */
+void o2_msg_pack(void *buf, u8 type, u8 credits, u32 nob, u64 srcnid,
+		 u64 srcstamp, u64 dstnid, u64 dststamp, bool cksum)
+{
+	struct o2_msg_hdr *h = buf;
+
+	h->magic = O2_MSG_MAGIC;
+	h->version = O2_MSG_VERSION;
+	h->type = type;
+	h->credits = credits;
+	h->nob = nob;
+	h->cksum = 0;
+	h->srcnid = srcnid;
+	h->srcstamp = srcstamp;
+	h->dstnid = dstnid;
+	h->dststamp = dststamp;
+	if (cksum)
+		h->cksum = o2_cksum(buf, nob);
+}
+
+/**
+ * o2_connparams_swab() - byte-swap connection parameters in place
+ * @cp: the parameters
+ */
+void o2_connparams_swab(struct o2_connparams *cp)
+{
+	cp->queue_depth = swab16(cp->queue_depth);
+	cp->max_frags = swab16(cp->max_frags);
+	cp->max_msg_size = swab32(cp->max_msg_size);
+}
+
+static void o2_msg_hdr_swab(struct o2_msg_hdr *h)
+{
+	h->magic = swab32(h->magic);
+	h->version = swab16(h->version);
+	h->nob = swab32(h->nob);
+	h->cksum = swab32(h->cksum);
+	h->srcnid = swab64(h->srcnid);
+	h->srcstamp = swab64(h->srcstamp);
+	h->dstnid = swab64(h->dstnid);
+	h->dststamp = swab64(h->dststamp);
+}
+
+/**
+ * o2_msg_unpack() - validate a received message and convert it to host order
+ * @buf: the message, @exp->nob bytes
+ * @exp: what the header must say
+ *
+ * Checks, in order: length, magic (swapping a byte-swapped sender's
+ * header and connection parameters), version, nob == bytes received,
+ * checksum when nonzero, type, body length of the type, the NIDs and the
+ * incarnation stamps.  On success the header (and a CONNREQ/CONNACK's
+ * parameters) are in host order.
+ *
+ * Return: 0; -EPROTO for a malformed message; -ESTALE for a stamp
+ * mismatch; -EHOSTUNREACH when the NIDs are not the expected ones.
+ */
+int o2_msg_unpack(void *buf, const struct o2_msg_expect *exp)
+{
+	struct o2_msg_hdr *h = buf;
+	u32 sum, nob, min;
+	bool flip;
+
+	if (exp->nob < sizeof(*h))
+		return -EPROTO;
+	if (h->magic == O2_MSG_MAGIC)
+		flip = false;
+	else if (h->magic == swab32(O2_MSG_MAGIC))
+		flip = true;
+	else
+		return -EPROTO;
+	if (h->version != (flip ? swab16(O2_MSG_VERSION) : O2_MSG_VERSION))
+		return -EPROTO;
+	nob = flip ? swab32(h->nob) : h->nob;
+	if (nob != exp->nob)
+		return -EPROTO;
+	sum = flip ? swab32(h->cksum) : h->cksum;
+	if (sum) {
+		h->cksum = 0;
+		if (o2_cksum(buf, nob) != sum)
+			return -EPROTO;
+		h->cksum = flip ? swab32(sum) : sum;
+	}
+	if (flip)
+		o2_msg_hdr_swab(h);
+	if (!o2_msg_type_valid(h->type))
+		return -EPROTO;
+	switch (h->type) {
+	case O2_MSG_CONNREQ:
+	case O2_MSG_CONNACK:
+		min = sizeof(struct o2_connmsg);
+		break;
+	default:
+		min = sizeof(*h);
+		break;
+	}
+	if (nob < min)
+		return -EPROTO;
+	if (flip && min == sizeof(struct o2_connmsg))
+		o2_connparams_swab(&((struct o2_connmsg *)buf)->cp);
+	if (h->dstnid != exp->dstnid ||
+	    (exp->srcnid && h->srcnid != exp->srcnid))
+		return -EHOSTUNREACH;
+	if ((exp->srcstamp && h->srcstamp != exp->srcstamp) ||
+	    (exp->dststamp && h->dststamp != exp->dststamp))
+		return -ESTALE;
+	return 0;
+}
+
+/**
+ * o2_msg_peek_nob() - the nob a message header claims, in host order
+ * @buf: the message
+ * @len: bytes available
+ *
+ * Return: the claimed length, or 0 when @buf is too short or its magic
+ * is unknown.
+ */
+u32 o2_msg_peek_nob(const void *buf, size_t len)
+{
+	const struct o2_msg_hdr *h = buf;
+
+	if (len < sizeof(*h))
+		return 0;
+	if (h->magic == O2_MSG_MAGIC)
+		return h->nob;
+	if (h->magic == swab32(O2_MSG_MAGIC))
+		return swab32(h->nob);
+	return 0;
+}
+
+/**
+ * o2_rej_pack() - build reject private data
+ * @rej: output
+ * @why: O2_REJECT_*
+ * @incarnation: our incarnation
+ * @cp: our connection parameters
+ */
+void o2_rej_pack(struct o2_rej *rej, u8 why, u64 incarnation,
+		 const struct o2_connparams *cp)
+{
+	memset(rej, 0, sizeof(*rej));
+	rej->magic = O2_MSG_MAGIC;
+	rej->version = O2_MSG_VERSION;
+	rej->why = why;
+	rej->incarnation = incarnation;
+	rej->cp = *cp;
+}
+
+/**
+ * o2_rej_unpack() - validate and convert received reject data
+ * @data: the consumer reject data
+ * @len: its length
+ * @rej: out: host-order copy
+ *
+ * Return: 0 or -EPROTO.
+ */
+int o2_rej_unpack(const void *data, size_t len, struct o2_rej *rej)
+{
+	if (!data || len < sizeof(*rej))
+		return -EPROTO;
+	memcpy(rej, data, sizeof(*rej));
+	if (rej->magic == swab32(O2_MSG_MAGIC)) {
+		rej->magic = O2_MSG_MAGIC;
+		rej->version = swab16(rej->version);
+		rej->incarnation = swab64(rej->incarnation);
+		o2_connparams_swab(&rej->cp);
+	}
+	if (rej->magic != O2_MSG_MAGIC)
+		return -EPROTO;
+	return 0;
+}
+
+/**
+ * o2_connparams_check() - may a peer's parameters be accepted?
+ * @peer: the requester's parameters
+ * @ours: our parameters
+ *
+ * A queue deeper than ours is refused with MSG_QUEUE_SIZE, more
+ * fragments with RDMA_FRAGS, a message size other than ours (larger: we
+ * could not receive it; smaller: we do not shrink our messages) or a
+ * queue depth below 2 with CONN_UNCOMPAT.
+ *
+ * Return: 0 when acceptable, else the O2_REJECT_* reason.
+ */
+u8 o2_connparams_check(const struct o2_connparams *peer,
+		       const struct o2_connparams *ours)
+{
+	if (peer->queue_depth > ours->queue_depth)
+		return O2_REJECT_MSG_QUEUE_SIZE;
+	if (peer->max_frags > ours->max_frags)
+		return O2_REJECT_RDMA_FRAGS;
+	if (peer->max_msg_size != ours->max_msg_size ||
+	    peer->queue_depth < 2 || peer->max_frags < 1)
+		return O2_REJECT_CONN_UNCOMPAT;
+	return 0;
+}
+
+/**
+ * o2_race_we_win() - connection race tie-break
+ * @our_nid: our NID
+ * @peer_nid: the NID of the peer that connects to us while we connect
+ *	to it
+ *
+ * The higher NID's connect wins: the lower NID's request is rejected
+ * with CONN_RACE.  A connection to our own NID never races with itself
+ * (both ends are ours; rejecting would reject our own connect forever).
+ *
+ * Return: true if we reject the peer's request.
+ */
+bool o2_race_we_win(u64 our_nid, u64 peer_nid)
+{
+	return our_nid != peer_nid && our_nid > peer_nid;
+}
+
+/**
+ * o2_credits_return() - credits a message may return
+ * @outstanding: credits we owe
+ *
+ * Return: the value for the header's credits byte.
+ */
+u8 o2_credits_return(int outstanding)
+{
+	return clamp(outstanding, 0, 255);
+}
+
+/**
+ * o2_credits_grant() - add a peer's credit grant
+ * @credits: our current credits
+ * @grant: credits returned by the peer
+ * @queue_depth: negotiated depth
+ *
+ * Return: the new credit count, or -EPROTO when the grant overflows the
+ * negotiated depth.
+ */
+int o2_credits_grant(int credits, int grant, int queue_depth)
+{
+	if (grant < 0 || credits + grant > queue_depth)
+		return -EPROTO;
+	return credits + grant;
+}
