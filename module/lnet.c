@@ -610,7 +610,7 @@ static int o2_networks_parse(const char *s, struct o2_ni_spec *specs, int max)
 			       name);
 			return -EINVAL;
 		}
-		for (i = 0; n > 0 && specs[n - 1].net != net && i < n; i++) {
+		for (i = 0; i < n; i++) {
 			if (specs[i].net == net) {
 				pr_err("o2lnd: networks: network '%.*s' given twice\n",
 				       (int)(s - name), name);

@@ -94,6 +94,8 @@ TEST_F(OneGuestVeth, NetShowListsLocalNids) {
       "        print(net['net type'], ni['nid'], ni['status'], ifs.get(0, '-'))\n";
   RunResult r = run(g, sh_quote(o2ctl_path()) + " net show | python3 -c " + sh_quote(py), 30);
   ASSERT_EQ(r.status, 0) << "not YAML of the expected shape:\n" << raw.out << "\n" << r.out;
+  EXPECT_TRUE(has_line(r.out, "lo 0@lo up -")) << "LNet lists 0@lo first\n" << raw.out;
+  EXPECT_EQ(lines_of(r.out).size(), 3U) << raw.out;
   EXPECT_TRUE(has_line(r.out, "o2ib0 192.168.1.1@o2ib0 up veth0")) << raw.out;
   EXPECT_TRUE(has_line(r.out, "o2ib0 192.168.1.2@o2ib0 up veth1")) << raw.out;
   for (auto &l : lines_of(r.out))
