@@ -11,8 +11,6 @@
 #include <linux/in.h>
 #include "o2lnd.h"
 
-#define O2_MAX_RACES		20	/* LU-7646: then the lower NID wins */
-#define O2_MAX_RETRIES		3	/* STALE / parameter renegotiation */
 #define O2_CM_RETRY_COUNT	5
 #define O2_CM_RNR_RETRY_COUNT	6
 
@@ -247,42 +245,17 @@ static void o2_cm_established(struct o2_conn *conn,
 	o2_conn_established(conn);
 }
 
-/* Decide what a reject means.  Caller holds ni->lock.  Return: retry delay
- * in jiffies, or -1 to give up.
+/* Decide what a reject means (o2_reject_retry_ms() in state.c).  Caller
+ * holds ni->lock.  Return: retry delay in jiffies, or -1 to give up.
  */
 static long o2_reject_decide(struct o2_conn *conn, const struct o2_rej *rej)
 {
 	struct o2_peer *peer = conn->peer;
-	bool adopted = false;
+	long ms = o2_reject_retry_ms(rej->why, &rej->cp, &peer->cp,
+				     &peer->races, &peer->retries,
+				     get_random_u32());
 
-	switch (rej->why) {
-	case O2_REJECT_MSG_QUEUE_SIZE:
-	case O2_REJECT_RDMA_FRAGS:
-	case O2_REJECT_CONN_UNCOMPAT:
-		if (peer->retries++ >= 1)
-			return -1;
-		if (rej->cp.queue_depth >= 2 &&
-		    rej->cp.queue_depth < peer->cp.queue_depth) {
-			peer->cp.queue_depth = rej->cp.queue_depth;
-			adopted = true;
-		}
-		if (rej->cp.max_frags >= 1 &&
-		    rej->cp.max_frags < peer->cp.max_frags) {
-			peer->cp.max_frags = rej->cp.max_frags;
-			adopted = true;
-		}
-		return adopted ? 0 : -1;
-	case O2_REJECT_CONN_RACE:
-		if (peer->races++ >= O2_MAX_RACES + 5)
-			return -1;
-		return msecs_to_jiffies(100 + get_random_u32_below(400));
-	case O2_REJECT_CONN_STALE:
-		if (peer->retries++ >= O2_MAX_RETRIES)
-			return -1;
-		return msecs_to_jiffies(500 + get_random_u32_below(500));
-	default:
-		return -1;
-	}
+	return ms < 0 ? -1 : (long)msecs_to_jiffies(ms);
 }
 
 static void o2_cm_rejected(struct o2_conn *conn, struct rdma_cm_id *id,

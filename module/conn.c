@@ -1,46 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * o2lnd: connection lifecycle: allocation, the state transition table,
- * QP/CQ setup, close (hand-off to connd) and final release.
+ * o2lnd: connection lifecycle: allocation, state changes (the table is in
+ * state.c), QP/CQ setup, close (hand-off to connd) and final release.
  */
 #include <linux/slab.h>
 #include <linux/ratelimit.h>
 #include "o2lnd.h"
-
-static const char * const o2_conn_state_names[] = {
-	[O2_CONN_INIT] = "INIT",
-	[O2_CONN_ACTIVE_CONNECT] = "ACTIVE_CONNECT",
-	[O2_CONN_PASSIVE_WAIT] = "PASSIVE_WAIT",
-	[O2_CONN_ESTABLISHED] = "ESTABLISHED",
-	[O2_CONN_CLOSING] = "CLOSING",
-	[O2_CONN_DISCONNECTED] = "DISCONNECTED",
-};
-
-/* o2_conn_allowed[from] is the bit mask of states @from may move to */
-static const u8 o2_conn_allowed[] = {
-	[O2_CONN_INIT] = BIT(O2_CONN_ACTIVE_CONNECT) |
-			 BIT(O2_CONN_PASSIVE_WAIT) | BIT(O2_CONN_CLOSING),
-	[O2_CONN_ACTIVE_CONNECT] = BIT(O2_CONN_ESTABLISHED) |
-				   BIT(O2_CONN_CLOSING),
-	[O2_CONN_PASSIVE_WAIT] = BIT(O2_CONN_ESTABLISHED) |
-				 BIT(O2_CONN_CLOSING),
-	[O2_CONN_ESTABLISHED] = BIT(O2_CONN_CLOSING),
-	[O2_CONN_CLOSING] = BIT(O2_CONN_DISCONNECTED),
-	[O2_CONN_DISCONNECTED] = 0,
-};
-
-/**
- * o2_conn_state_name() - printable state
- * @state: the state
- *
- * Return: its name.
- */
-const char *o2_conn_state_name(enum o2_conn_state state)
-{
-	if (state >= ARRAY_SIZE(o2_conn_state_names))
-		return "?";
-	return o2_conn_state_names[state];
-}
 
 /**
  * o2_conn_set_state() - move a conn to @state if the table allows it
@@ -55,7 +20,7 @@ const char *o2_conn_state_name(enum o2_conn_state state)
 bool o2_conn_set_state(struct o2_conn *conn, enum o2_conn_state state)
 {
 	lockdep_assert_held(&conn->lock);
-	if (WARN(!(o2_conn_allowed[conn->state] & BIT(state)),
+	if (WARN(!o2_conn_transition_ok(conn->state, state),
 		 "o2lnd: bad conn transition %s -> %s\n",
 		 o2_conn_state_name(conn->state), o2_conn_state_name(state)))
 		return false;

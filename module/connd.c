@@ -26,14 +26,13 @@ struct workqueue_struct *o2_connd_wq;
 static struct delayed_work o2_connd_scan_work;
 
 /*
- * o2_connect_timeout() - deadline of one connect phase: the larger of 5 s
- * and a quarter of the timeout parameter, like the connect-request timeout
- * of Lustre's LU-17480, but applied to each phase, resolution included.
+ * o2_connect_timeout() - deadline of one connect phase for the current
+ * timeout parameter (o2_phase_timeout() in state.c).
  * Return: jiffies.
  */
 unsigned long o2_connect_timeout(void)
 {
-	return max(5, o2_timeout / 4) * HZ;
+	return o2_phase_timeout(o2_timeout);
 }
 
 static void o2_conn_teardown_fn(struct work_struct *work)

@@ -61,6 +61,7 @@
 #include <uapi/o2lnd.h>
 #include "wire.h"
 #include "nid.h"
+#include "state.h"
 
 #define O2_VERSION		"0.1.0"
 /*
@@ -187,23 +188,6 @@ struct o2_peer {
 	bool in_table;
 };
 
-/*
- * Conn states.  Allowed transitions (checked by o2_conn_set_state()):
- *   INIT           -> ACTIVE_CONNECT | PASSIVE_WAIT | CLOSING
- *   ACTIVE_CONNECT -> ESTABLISHED | CLOSING
- *   PASSIVE_WAIT   -> ESTABLISHED | CLOSING
- *   ESTABLISHED    -> CLOSING
- *   CLOSING        -> DISCONNECTED
- */
-enum o2_conn_state {
-	O2_CONN_INIT,
-	O2_CONN_ACTIVE_CONNECT,
-	O2_CONN_PASSIVE_WAIT,
-	O2_CONN_ESTABLISHED,
-	O2_CONN_CLOSING,
-	O2_CONN_DISCONNECTED,
-};
-
 /* phases of an active connect, for deadlines and logs */
 enum o2_conn_phase {
 	O2_PHASE_NONE,
@@ -321,7 +305,6 @@ struct o2_dev *o2_dev_get(struct ib_device *ibdev);
 void o2_dev_put(struct o2_dev *dev);
 
 /* conn.c */
-const char *o2_conn_state_name(enum o2_conn_state state);
 bool o2_conn_set_state(struct o2_conn *conn, enum o2_conn_state state);
 struct o2_conn *o2_conn_alloc(struct o2_ni *ni, struct o2_peer *peer,
 			      bool active);

@@ -106,6 +106,11 @@ Kernel Kernel::find(const std::string &name_in) {
   Kernel k;
   k.dir = canon.string();
   k.image = fs::exists(k.dir + "/vmlinux") ? k.dir + "/vmlinux" : k.dir + "/bzImage";
+  // A KASAN kernel (kernel/build.sh debug) dies before its first console
+  // line when entered through PVH (qboot + ELF vmlinux): QEMU just exits.
+  // Through the bzImage's own entry it boots.
+  if (fs::exists(k.dir + "/bzImage") && slurp(k.dir + "/obj/.config").find("\nCONFIG_KASAN=y\n") != std::string::npos)
+    k.image = k.dir + "/bzImage";
   k.initrd = k.dir + "/initramfs.cpio.gz";
   std::ifstream rf(k.dir + "/release");
   std::getline(rf, k.release);

@@ -88,6 +88,7 @@ class Guest {
   bool alive() const;
   void detach() { detached_ = true; }
   double boot_seconds() const { return boot_seconds_; }
+  int boots() const { return boots_; }  // boots by this object so far
 
   RunResult run(const std::string &cmd, double timeout_s = 60, bool separate_stderr = false);
   // Like run, but throws Error (with output) unless the command succeeds.

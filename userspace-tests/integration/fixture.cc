@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <mutex>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -96,11 +98,50 @@ void Bed::shutdown() {
 
 RunResult Bed::run(Guest &g, const std::string &cmd, double timeout_s) {
   RunResult r = g.run(cmd, timeout_s);
+  std::lock_guard<std::mutex> lk(log_mu_);  // kmemleak scans run in parallel
   std::ofstream f(test_log_.empty() ? dir_ + "/commands.log" : test_log_, std::ios::app);
   f << "[" << now_stamp() << "] " << g.name() << "$ " << cmd << "\n"
     << r.out << (r.out.empty() || r.out.back() == '\n' ? "" : "\n") << "  -> status " << r.status
     << (r.timed_out ? " (timed out)" : "") << ", " << r.seconds << " s\n";
   return r;
+}
+
+namespace {
+constexpr const char *kKmemleak = "/sys/kernel/debug/kmemleak";
+}
+
+bool Bed::kmemleak_on(Guest &g) {
+  std::string mode = env_or("O2_KMEMLEAK", "auto");
+  if (mode == "0") return false;
+  if (mode == "1") return true;
+  return run(g, std::string("test -w ") + kKmemleak, 10).ok();
+}
+
+std::string Bed::kmemleak_check(Guest &g, bool baseline) {
+  // Objects younger than 5 s are never reported: let the test's last ones
+  // age.  A white object whose contents changed since the previous scan
+  // (every object at its first scan) is only reported by the next one:
+  // scan twice.  A leak that still slips through shows up in the next
+  // test's scan.  `clear` then hides what was reported from later scans.
+  std::string k = kKmemleak;
+  std::string cmd = std::string(baseline ? "" : "sleep 5; ") + "echo scan > " + k + " && echo scan > " + k +
+                    " || exit 3; cat " + k + "; echo clear > " + k;
+  auto t0 = std::chrono::steady_clock::now();
+  RunResult r = run(g, cmd, 600);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  printf("[ kmemleak ] %s: %s scan in %.1f s\n", g.name().c_str(), baseline ? "baseline" : "after-test", s);
+  fflush(stdout);
+  if (!r.ok()) return g.name() + ": kmemleak scan failed (status " + std::to_string(r.status) + "): " + r.out;
+  if (baseline || r.out.find("unreferenced object") == std::string::npos) return "";
+  std::string d = g.config().dir + "/kmemleak-" + test_ + ".txt";
+  std::ofstream(d) << r.out;
+  std::string head;
+  int n = 0;
+  for (auto &l : lines_of(r.out)) {
+    if (n++ == 40) break;
+    head += l + "\n";
+  }
+  return g.name() + ": kmemleak found unreferenced objects (all in " + d + "):\n" + head;
 }
 
 void Bed::before_test(const std::string &test) {
@@ -118,15 +159,26 @@ void Bed::before_test(const std::string &test) {
     }
   }
   dirty_ = false;
+  std::vector<Guest *> scan;
   for (size_t i = 0; i < tb_->size(); i++) {
     Guest &g = (*tb_)[i];
     run(g, "if grep -q '^o2lnd ' /proc/modules; then rmmod o2lnd; fi", 60);
+    if (baselined_[g.name()] != g.boots() && kmemleak_on(g)) scan.push_back(&g);
+  }
+  // kmemleak baselines of all guests at once (each scan takes 5-25 s)
+  std::vector<std::future<std::string>> res;
+  for (Guest *g : scan) res.push_back(std::async(std::launch::async, [this, g] { return kmemleak_check(*g, true); }));
+  for (size_t i = 0; i < scan.size(); i++) {
+    std::string p = res[i].get();
+    if (!p.empty()) throw o2tb::Error(p);
+    baselined_[scan[i]->name()] = scan[i]->boots();
   }
   tb_->mark(test);
 }
 
 void Bed::after_test(bool failed) {
   std::vector<std::string> problems;
+  std::vector<Guest *> scan;
   for (size_t i = 0; i < tb_->size(); i++) {
     Guest &g = (*tb_)[i];
     if (!g.alive()) {
@@ -137,6 +189,18 @@ void Bed::after_test(bool failed) {
     if (!r.ok())
       problems.push_back(g.name() + ": rmmod o2lnd at the end of the test failed (status " +
                          std::to_string(r.status) + "): " + r.out);
+    else if (baselined_[g.name()] == g.boots() && g.boots() > 0)
+      scan.push_back(&g);
+    else if (baselined_[g.name()] > 0) {
+      // booted again during the test: its boot's objects have no baseline
+      printf("[ kmemleak ] %s: rebooted during the test, not checked\n", g.name().c_str());
+    }
+  }
+  std::vector<std::future<std::string>> res;
+  for (Guest *g : scan) res.push_back(std::async(std::launch::async, [this, g] { return kmemleak_check(*g, false); }));
+  for (auto &f : res) {
+    std::string p = f.get();
+    if (!p.empty()) problems.push_back(p);
   }
   auto reports = tb_->kernel_reports();
   for (auto &r : reports) problems.push_back("kernel report: " + r);

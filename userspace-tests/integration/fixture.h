@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,8 @@ class Bed {
   void shutdown();
   // Called around each test: reboots dead or dirty guests, unloads o2lnd,
   // marks the kernel logs; after: unloads o2lnd (must succeed), asserts no
-  // kernel reports, keeps logs of failures.
+  // kernel reports and (kernels with kmemleak) no new unreferenced object,
+  // keeps logs of failures.
   void before_test(const std::string &test);
   void after_test(bool failed);
 
@@ -47,9 +49,18 @@ class Bed {
   const std::string &test_log() const { return test_log_; }
 
  private:
+  // kmemleak ($O2_KMEMLEAK: 0 off, 1 required, unset: when the guest has
+  // it).  A scan + clear right after a boot is the baseline (leaks of the
+  // boot and the rxe setup are not ours); after each test, once o2lnd is
+  // unloaded, a scan must find nothing new.  Returns a problem or "".
+  bool kmemleak_on(Guest &g);
+  std::string kmemleak_check(Guest &g, bool baseline);
+
   std::unique_ptr<o2tb::Testbed> tb_;
   std::string suite_, dir_, boot_error_, test_, test_log_;
   bool dirty_ = false;
+  std::mutex log_mu_;
+  std::map<std::string, int> baselined_;  // guest name -> boots() at its baseline (0: none)
 };
 
 class TopologyTest : public ::testing::Test {

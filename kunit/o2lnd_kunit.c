@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * o2lnd: KUnit test module for the pure logic of the module (wire
+ * formats, NIDs, decisions).
+ *
+ * Linux 6.1 has no EXPORT_SYMBOL_IF_KUNIT, so the units under test are
+ * compiled into this test module: this file includes their sources and
+ * the suites in wire_test.c, nid_test.c, decide_test.c and state_test.c
+ * call them.
+ * Nothing is exported, so o2lnd.ko and this module can be loaded
+ * together.  Built only against a kernel with CONFIG_KUNIT (Kbuild).
+ */
+#include <linux/module.h>
+#include "../module/wire.c"
+#include "../module/nid.c"
+#include "../module/state.c"
+
+MODULE_DESCRIPTION("o2lnd KUnit tests");
+MODULE_LICENSE("GPL");
