@@ -62,6 +62,8 @@ static void nid_parse_rejects_malformed_strings(struct kunit *test)
 		"192.168.1.1@o2ib4294967296", "192.168.1.1@o2ib0@o2ib0",
 		"1.2.3@4@o2ib0", "1@lo", "00@lo", "@lo", "0@lo0",
 		"192.168.1.1@lo", "000000000001.2.3.4@o2ib0",
+		"+1.2.3.4@o2ib0", "1.2.3.+4@o2ib0", "1.+2.3.4@o2ib0",
+		"1.2.3.4@o2ib+1", "+0@lo",
 	};
 	int i;
 
@@ -170,6 +172,7 @@ static void net_parse_rejects_bad_names(struct kunit *test)
 	static const char * const bad[] = {
 		"", "o", "o2i", "o2ib65535", "o2ib99999999999", "o2ib-1",
 		"o2ibx", "O2IB0", "tcp0", "lo0", "l", "o2ib0x", "ib0",
+		"o2ib+1", "o2ib+0",
 	};
 	int i;
 

@@ -9,6 +9,7 @@
 #include <linux/string.h>
 #include <linux/errno.h>
 #include <linux/kstrtox.h>
+#include <linux/ctype.h>
 #include <uapi/o2lnd.h>
 #include "nid.h"
 
@@ -16,7 +17,8 @@ static int o2_parse_u32(const char *s, size_t len, u32 max, u32 *val)
 {
 	char tmp[12];
 
-	if (len == 0 || len >= sizeof(tmp))
+	/* kstrtou32() takes a leading '+': a NID has digits only. */
+	if (len == 0 || len >= sizeof(tmp) || !isdigit(s[0]))
 		return -EINVAL;
 	memcpy(tmp, s, len);
 	tmp[len] = '\0';

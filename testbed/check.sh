@@ -82,6 +82,36 @@ else
 	missing+=("unit tests: no build")
 fi
 
+# Style gates, counted as test cases (results/check/style.xml):
+# clang-format on the C++ sources, checkpatch --strict on the kernel C.
+style_case() {  # style_case NAME LOG CMD...
+	local name=$1 log=$2
+	shift 2
+	if "$@" > "$log" 2>&1; then
+		printf '  <testcase classname="Style" name="%s"/>\n' "$name"
+		say "[       OK ] Style.$name" >&2
+	else
+		printf '  <testcase classname="Style" name="%s"><failure message="see %s"/></testcase>\n' "$name" "$log"
+		say "[  FAILED  ] Style.$name (log $log)" >&2
+		sed 's/^/    /' "$log" | head -20 >&2
+	fi
+}
+clang_format_clean() {
+	git -C "$TOP" ls-files '*.cc' '*.h' | grep -v '^module/\|^kunit/\|^include/' |
+		(cd "$TOP" && xargs clang-format --dry-run -Werror)
+}
+checkpatch_clean() {
+	local out
+	out=$("$TOP/scripts/checkpatch.sh" 2>&1) || { echo "$out"; return 1; }
+	[[ -z "$out" ]] || { echo "$out"; return 1; }
+}
+{
+	echo '<testsuites><testsuite name="Style">'
+	style_case ClangFormatClean "$OUT/clang-format.log" clang_format_clean
+	style_case CheckpatchStrictClean "$OUT/checkpatch.log" checkpatch_clean
+	echo '</testsuite></testsuites>'
+} > "$OUT/style.xml"
+
 # ---------------------------------------------------------------- 2 scenarios
 stage 2 "integration scenarios in QEMU guests, Debian kernel${FILTER:+ (filter $FILTER)}"
 if [[ -x "$ITEST" ]]; then
@@ -188,7 +218,7 @@ failures = []
 kunit = {}
 # (report, prefix): unit tests, the scenarios per kernel, gtest binaries run
 # inside guests (the guest ABI tests, written to the guest's /out), KUnit.
-reports = [(os.path.join(out, "unit.xml"), ""), (os.path.join(out, "itest.xml"), "")]
+reports = [(os.path.join(out, "unit.xml"), ""), (os.path.join(out, "style.xml"), ""), (os.path.join(out, "itest.xml"), "")]
 reports += [(p, "") for p in sorted(glob.glob(os.path.join(res, "itest", "*", "*", "out", "*.xml")))]
 reports += [(os.path.join(out, "itest-testkernel.xml"), "TestKernel/")]
 reports += [(p, "TestKernel/") for p in sorted(glob.glob(os.path.join(res, "testkernel", "itest", "*", "*", "out", "*.xml")))]

@@ -40,10 +40,10 @@ std::mutex g_write_mu;
 
 std::mutex g_child_mu;
 std::condition_variable g_child_cv;
-std::set<pid_t> g_ours;             // children started by requests
-std::map<pid_t, int> g_exited;      // their wait statuses, until collected
+std::set<pid_t> g_ours;         // children started by requests
+std::map<pid_t, int> g_exited;  // their wait statuses, until collected
 
-void klog(const std::string &msg) {
+void klog(const std::string& msg) {
   int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
   std::string l = "o2-agent: " + msg + "\n";
   if (fd >= 0) {
@@ -53,7 +53,7 @@ void klog(const std::string &msg) {
   fputs(l.c_str(), stderr);
 }
 
-void send_frame(uint32_t type, uint32_t id, const std::string &payload) {
+void send_frame(uint32_t type, uint32_t id, const std::string& payload) {
   std::string f = proto::frame(type, id, payload);
   std::lock_guard lk(g_write_mu);
   size_t off = 0;
@@ -91,7 +91,7 @@ void reaper() {
 }
 
 // Reads what is available on fd into out (capped); returns false on EOF.
-bool drain(int fd, std::string &out) {
+bool drain(int fd, std::string& out) {
   char buf[65536];
   ssize_t n = read(fd, buf, sizeof buf);
   if (n > 0) {
@@ -121,7 +121,7 @@ void do_run(uint32_t id, std::string payload) {
     return;
   }
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  const char *argv[] = {"/bin/bash", "-c", cmd.c_str(), nullptr};
+  const char* argv[] = {"/bin/bash", "-c", cmd.c_str(), nullptr};
   sigset_t empty;
   sigemptyset(&empty);
 
@@ -136,7 +136,7 @@ void do_run(uint32_t id, std::string payload) {
       dup2(po[1], 1);
       dup2(separate ? pe[1] : po[1], 2);
       (void)!chdir("/");
-      execv(argv[0], const_cast<char **>(argv));
+      execv(argv[0], const_cast<char**>(argv));
       _exit(127);
     }
     if (pid > 0) g_ours.insert(pid);
@@ -180,7 +180,8 @@ void do_run(uint32_t id, std::string payload) {
       if (exited) {
         // Output of background children that keep the pipe open is not
         // waited for: stop when idle or after 1 s.
-        if ((!out_open && !err_open) || n == 0 || Clock::now() - exit_time > std::chrono::seconds(1))
+        if ((!out_open && !err_open) || n == 0 ||
+            Clock::now() - exit_time > std::chrono::seconds(1))
           break;
         continue;
       }
@@ -208,7 +209,7 @@ void do_run(uint32_t id, std::string payload) {
   send_frame(proto::kRunResult, id, r);
 }
 
-void do_read_file(uint32_t id, const std::string &path) {
+void do_read_file(uint32_t id, const std::string& path) {
   std::string r;
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -245,8 +246,8 @@ void do_ping(uint32_t id) {
 
 std::string find_port() {
   for (int tries = 0; tries < 200; tries++) {
-    if (DIR *d = opendir("/sys/class/virtio-ports")) {
-      while (dirent *e = readdir(d)) {
+    if (DIR* d = opendir("/sys/class/virtio-ports")) {
+      while (dirent* e = readdir(d)) {
         if (e->d_name[0] == '.') continue;
         std::ifstream f(std::string("/sys/class/virtio-ports/") + e->d_name + "/name");
         std::string name;
@@ -266,7 +267,7 @@ std::string find_port() {
 
 }  // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   std::string dev = argc > 1 ? argv[1] : find_port();
   if (dev.empty()) {
     klog("no virtio port named o2agent");

@@ -41,7 +41,7 @@ int usage() {
   return 2;
 }
 
-std::string join(const std::vector<std::string> &v, size_t from) {
+std::string join(const std::vector<std::string>& v, size_t from) {
   std::string s;
   for (size_t i = from; i < v.size(); i++) s += (i > from ? " " : "") + v[i];
   return s;
@@ -49,7 +49,7 @@ std::string join(const std::vector<std::string> &v, size_t from) {
 
 }  // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   std::vector<std::string> a(argv + 1, argv + argc);
   std::string dir = default_state_dir();
   while (!a.empty() && a[0] == "--dir" && a.size() > 1) {
@@ -76,7 +76,7 @@ int main(int argc, char **argv) {
         try {
           auto old = Testbed::attach(dir);
           old->kill_all();
-        } catch (const Error &) {
+        } catch (const Error&) {
         }
       }
       auto t0 = std::chrono::steady_clock::now();
@@ -91,7 +91,8 @@ int main(int argc, char **argv) {
       double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       printf("o2-testbed: %s up in %.1f s (state in %s)\n", topo.c_str(), s, tb->dir().c_str());
       for (size_t i = 0; i < tb->size(); i++)
-        printf("  %zu %s  console %s\n", i + 1, (*tb)[i].name().c_str(), (*tb)[i].console_path().c_str());
+        printf("  %zu %s  console %s\n", i + 1, (*tb)[i].name().c_str(),
+               (*tb)[i].console_path().c_str());
       return 0;
     }
     auto tb = Testbed::attach(dir);
@@ -103,7 +104,7 @@ int main(int argc, char **argv) {
       }
       if (a.size() < 2) return usage();
       if (a[1] == "--") a.erase(a.begin() + 1);
-      Guest &g = tb->by(a[0]);
+      Guest& g = tb->by(a[0]);
       RunResult r = g.run(join(a, 1), t);
       fwrite(r.out.data(), 1, r.out.size(), stdout);
       fflush(stdout);
@@ -119,7 +120,7 @@ int main(int argc, char **argv) {
     }
     if (cmd == "status") {
       for (size_t i = 0; i < tb->size(); i++) {
-        Guest &g = (*tb)[i];
+        Guest& g = (*tb)[i];
         printf("%zu %-8s %s\n", i + 1, g.name().c_str(), g.alive() ? "running" : "down");
       }
       return 0;
@@ -134,7 +135,7 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (cmd == "boot") {
-      Guest &g = tb->by(a[0]);
+      Guest& g = tb->by(a[0]);
       g.boot();
       printf("o2-testbed: %s booted in %.1f s\n", g.name().c_str(), g.boot_seconds());
       return 0;
@@ -153,12 +154,12 @@ int main(int argc, char **argv) {
       if (a.empty())
         r = tb->kernel_reports();
       else
-        for (auto &l : tb->by(a[0]).kernel_reports()) r.push_back(a[0] + ": " + l);
-      for (auto &l : r) printf("%s\n", l.c_str());
+        for (auto& l : tb->by(a[0]).kernel_reports()) r.push_back(a[0] + ": " + l);
+      for (auto& l : r) printf("%s\n", l.c_str());
       return r.empty() ? 0 : 1;
     }
     return usage();
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     fprintf(stderr, "o2-testbed: %s\n", e.what());
     return 255;
   }

@@ -39,12 +39,12 @@ namespace o2tb {
 
 namespace {
 
-std::string env_or(const char *name, const std::string &def) {
-  const char *v = getenv(name);
+std::string env_or(const char* name, const std::string& def) {
+  const char* v = getenv(name);
   return v && *v ? std::string(v) : def;
 }
 
-std::string slurp(const std::string &path, size_t from = 0) {
+std::string slurp(const std::string& path, size_t from = 0) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return {};
   f.seekg(static_cast<std::streamoff>(from));
@@ -53,24 +53,26 @@ std::string slurp(const std::string &path, size_t from = 0) {
   return ss.str();
 }
 
-void spit(const std::string &path, const std::string &data) {
+void spit(const std::string& path, const std::string& data) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f << data;
 }
 
-size_t file_size_or0(const std::string &path) {
+size_t file_size_or0(const std::string& path) {
   std::error_code ec;
   auto s = fs::file_size(path, ec);
   return ec ? 0 : static_cast<size_t>(s);
 }
 
-std::string tail(const std::string &s, size_t n) { return s.size() > n ? s.substr(s.size() - n) : s; }
+std::string tail(const std::string& s, size_t n) {
+  return s.size() > n ? s.substr(s.size() - n) : s;
+}
 
 }  // namespace
 
 double timeout_scale() {
   static const double s = [] {
-    const char *v = getenv("O2_TIMEOUT_SCALE");
+    const char* v = getenv("O2_TIMEOUT_SCALE");
     double d = v ? atof(v) : 0;
     return d > 0 ? d : 1.0;
   }();
@@ -80,7 +82,7 @@ double timeout_scale() {
 std::string top_dir() { return env_or("O2_TOP", O2_SOURCE_DIR); }
 std::string build_dir() { return env_or("O2_BUILD", O2_BINARY_DIR); }
 
-Kernel Kernel::find(const std::string &name_in) {
+Kernel Kernel::find(const std::string& name_in) {
   std::string name = name_in.empty() ? env_or("O2_KERNEL", "debian") : name_in;
   std::string cache = env_or("O2_CACHE", "/var/cache/o2lnd") + "/kernels/";
   std::string dir = name.find('/') != std::string::npos ? name : cache + name;
@@ -88,7 +90,7 @@ Kernel Kernel::find(const std::string &name_in) {
     // kernel/build.sh folders: <flavour>-<hash>-<key>; take the newest finished one.
     fs::file_time_type best{};
     std::error_code ec;
-    for (auto &e : fs::directory_iterator(cache, ec)) {
+    for (auto& e : fs::directory_iterator(cache, ec)) {
       std::string fn = e.path().filename().string();
       if (fn.rfind(name + "-", 0) != 0 || !fs::exists(e.path() / ".done")) continue;
       auto t = fs::last_write_time(e.path() / ".done", ec);
@@ -109,7 +111,8 @@ Kernel Kernel::find(const std::string &name_in) {
   // A KASAN kernel (kernel/build.sh debug) dies before its first console
   // line when entered through PVH (qboot + ELF vmlinux): QEMU just exits.
   // Through the bzImage's own entry it boots.
-  if (fs::exists(k.dir + "/bzImage") && slurp(k.dir + "/obj/.config").find("\nCONFIG_KASAN=y\n") != std::string::npos)
+  if (fs::exists(k.dir + "/bzImage") &&
+      slurp(k.dir + "/obj/.config").find("\nCONFIG_KASAN=y\n") != std::string::npos)
     k.image = k.dir + "/bzImage";
   k.initrd = k.dir + "/initramfs.cpio.gz";
   std::ifstream rf(k.dir + "/release");
@@ -130,17 +133,33 @@ Kernel Kernel::find(const std::string &name_in) {
   return k;
 }
 
-std::vector<std::string> scan_reports(const std::string &log) {
-  static const char *const kPatterns[] = {
-      "Oops",         "BUG:",          "WARNING:",           "KASAN",
-      "possible recursive locking",    "circular locking",   "kmemleak",
-      "refcount_t:",  "list_add corruption", "list_del corruption",
-      "general protection", "Kernel panic", "UBSAN:",  "stack-protector",
-      "hung_task", "blocked for more than", "soft lockup", "rcu_sched self-detected stall",
+std::vector<std::string> scan_reports(const std::string& log) {
+  static const char* const kPatterns[] = {
+      "Oops",
+      "BUG:",
+      "WARNING:",
+      "KASAN",
+      "possible recursive locking",
+      "circular locking",
+      "kmemleak",
+      "refcount_t:",
+      "list_add corruption",
+      "list_del corruption",
+      "general protection",
+      "Kernel panic",
+      "UBSAN:",
+      "stack-protector",
+      "hung_task",
+      "blocked for more than",
+      "soft lockup",
+      "rcu_sched self-detected stall",
       "rcu: INFO:",
   };
-  static const char *const kIgnore[] = {
-      "o2-testbed-mark", "o2-init", "o2-agent", "o2-initramfs",
+  static const char* const kIgnore[] = {
+      "o2-testbed-mark",
+      "o2-init",
+      "o2-agent",
+      "o2-initramfs",
       "kmemleak: Kernel memory leak detector initialized",
       "kmemleak: Automatic memory scanning thread started",
   };
@@ -174,7 +193,7 @@ Guest::~Guest() {
   if (!detached_) kill();
 }
 
-std::unique_ptr<Guest> Guest::attach(const std::string &dir) {
+std::unique_ptr<Guest> Guest::attach(const std::string& dir) {
   std::ifstream nf(dir + "/name");
   GuestConfig c;
   std::getline(nf, c.name);
@@ -212,33 +231,62 @@ std::vector<std::string> Guest::qemu_argv() const {
     if (v.empty()) throw Error("no qemu.args in " + cfg_.dir);
     return v;
   }
-  const Kernel &k = cfg_.kernel;
+  const Kernel& k = cfg_.kernel;
   bool pvh = k.image.size() > 8 && k.image.substr(k.image.size() - 8) == "/vmlinux";
   std::string append =
       "console=ttyS0 panic=-1 loglevel=5 mitigations=off norandmaps nokaslr tsc=reliable "
-      "o2.name=" + cfg_.name + " o2.agent=" + cfg_.agent + " o2.init=" + cfg_.init +
-      " o2.moddir=" + k.moddir + " o2.live=" + top_dir();
-  for (auto &p : cfg_.params) append += " " + p;
+      "o2.name=" +
+      cfg_.name + " o2.agent=" + cfg_.agent + " o2.init=" + cfg_.init + " o2.moddir=" + k.moddir +
+      " o2.live=" + top_dir();
+  for (auto& p : cfg_.params) append += " " + p;
   std::vector<std::string> a = {
-      "qemu-system-x86_64", "-name", cfg_.name, "-M", "q35", "-accel", "tcg,thread=multi",
-      "-m", std::to_string(cfg_.mem_mb), "-smp", std::to_string(cfg_.smp),
-      "-nodefaults", "-no-user-config", "-nic", "none", "-display", "none", "-no-reboot",
-      "-serial", "file:" + cfg_.dir + "/console.log",
-      "-pidfile", cfg_.dir + "/qemu.pid",
-      "-kernel", k.image, "-initrd", k.initrd, "-append", append,
-      "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
-      "-virtfs", "local,path=" + top_dir() + ",mount_tag=live,security_model=none,readonly=on,multidevs=remap",
-      "-virtfs", "local,path=" + cfg_.dir + "/out,mount_tag=out,security_model=none,multidevs=remap",
-      "-device", "virtio-serial-pci",
-      "-chardev", "socket,id=agent,path=" + cfg_.dir + "/agent.sock,server=on,wait=off",
-      "-device", std::string("virtserialport,chardev=agent,name=") + proto::kPortName,
+      "qemu-system-x86_64",
+      "-name",
+      cfg_.name,
+      "-M",
+      "q35",
+      "-accel",
+      "tcg,thread=multi",
+      "-m",
+      std::to_string(cfg_.mem_mb),
+      "-smp",
+      std::to_string(cfg_.smp),
+      "-nodefaults",
+      "-no-user-config",
+      "-nic",
+      "none",
+      "-display",
+      "none",
+      "-no-reboot",
+      "-serial",
+      "file:" + cfg_.dir + "/console.log",
+      "-pidfile",
+      cfg_.dir + "/qemu.pid",
+      "-kernel",
+      k.image,
+      "-initrd",
+      k.initrd,
+      "-append",
+      append,
+      "-virtfs",
+      "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
+      "-virtfs",
+      "local,path=" + top_dir() + ",mount_tag=live,security_model=none,readonly=on,multidevs=remap",
+      "-virtfs",
+      "local,path=" + cfg_.dir + "/out,mount_tag=out,security_model=none,multidevs=remap",
+      "-device",
+      "virtio-serial-pci",
+      "-chardev",
+      "socket,id=agent,path=" + cfg_.dir + "/agent.sock,server=on,wait=off",
+      "-device",
+      std::string("virtserialport,chardev=agent,name=") + proto::kPortName,
   };
   if (pvh) {
     a.push_back("-bios");
     a.push_back("/usr/share/qemu/qboot.rom");
   }
   for (size_t i = 0; i < cfg_.nics.size(); i++) {
-    const Nic &n = cfg_.nics[i];
+    const Nic& n = cfg_.nics[i];
     std::string id = "n" + std::to_string(i);
     a.push_back("-netdev");
     a.push_back("dgram,id=" + id + ",local.type=unix,local.path=" + n.local_sock +
@@ -255,7 +303,7 @@ void Guest::start() {
   // Keep the previous boot's reports: they may belong to the running test.
   if (boots_ > 0 || fs::exists(console_path())) {
     std::string old = slurp(console_path(), console_mark_);
-    for (auto &r : scan_reports(old)) last_mark_carry_.push_back("[previous boot] " + r);
+    for (auto& r : scan_reports(old)) last_mark_carry_.push_back("[previous boot] " + r);
     int n = 1;
     while (fs::exists(cfg_.dir + "/console.prev" + std::to_string(n) + ".log")) n++;
     std::error_code ec;
@@ -265,7 +313,7 @@ void Guest::start() {
   fs::create_directories(cfg_.dir + "/out");
   std::vector<std::string> argv = qemu_argv();
   // Stale sockets make QEMU's bind() fail.
-  for (auto &s : argv) {
+  for (auto& s : argv) {
     size_t p = s.find("local.path=");
     if (p != std::string::npos) unlink(s.substr(p + 11, s.find(',', p) - p - 11).c_str());
   }
@@ -273,15 +321,15 @@ void Guest::start() {
   unlink((cfg_.dir + "/qemu.pid").c_str());
   {
     std::string all;
-    for (auto &s : argv) all += s + '\0';
+    for (auto& s : argv) all += s + '\0';
     spit(cfg_.dir + "/qemu.args", all);
     spit(cfg_.dir + "/name", cfg_.name + "\n");
     std::string sh;
-    for (auto &s : argv) sh += "'" + s + "' ";
+    for (auto& s : argv) sh += "'" + s + "' ";
     spit(cfg_.dir + "/qemu.cmdline", sh + "\n");
   }
-  std::vector<char *> cargv;
-  for (auto &s : argv) cargv.push_back(s.data());
+  std::vector<char*> cargv;
+  for (auto& s : argv) cargv.push_back(s.data());
   cargv.push_back(nullptr);
   std::string qlog = cfg_.dir + "/qemu.log";
   pid_t pid = fork();
@@ -305,7 +353,8 @@ void Guest::start() {
 }
 
 void Guest::wait_ready(std::chrono::seconds timeout) {
-  timeout = std::chrono::seconds(static_cast<long>(static_cast<double>(timeout.count()) * timeout_scale()));
+  timeout = std::chrono::seconds(
+      static_cast<long>(static_cast<double>(timeout.count()) * timeout_scale()));
   auto deadline = Clock::now() + timeout;
   while (Clock::now() < deadline) {
     if (!alive()) {
@@ -323,7 +372,8 @@ void Guest::wait_ready(std::chrono::seconds timeout) {
     }
   }
   throw Error("guest " + cfg_.name + ": agent did not answer within " +
-              std::to_string(timeout.count()) + " s; console tail:\n" + tail(slurp(console_path()), 3000));
+              std::to_string(timeout.count()) + " s; console tail:\n" +
+              tail(slurp(console_path()), 3000));
 }
 
 void Guest::boot(std::chrono::seconds timeout) {
@@ -336,7 +386,7 @@ bool Guest::alive() const {
   int st;
   pid_t r = waitpid(pid_, &st, WNOHANG);
   if (r == pid_) {
-    const_cast<Guest *>(this)->pid_ = -1;
+    const_cast<Guest*>(this)->pid_ = -1;
     return false;
   }
   if (r < 0 && errno == ECHILD) return ::kill(pid_, 0) == 0;
@@ -373,7 +423,7 @@ bool Guest::connect_agent() {
     throw Error("socket path too long: " + path);
   }
   std::strcpy(sa.sun_path, path.c_str());
-  if (connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) < 0) {
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0) {
     close(fd);
     return false;
   }
@@ -424,7 +474,8 @@ void Guest::reader_loop(int fd) {
   cv_.notify_all();
 }
 
-std::optional<std::pair<uint32_t, std::string>> Guest::request(uint32_t type, const std::string &payload,
+std::optional<std::pair<uint32_t, std::string>> Guest::request(uint32_t type,
+                                                               const std::string& payload,
                                                                double timeout_s) {
   uint32_t id;
   int fd;
@@ -448,7 +499,8 @@ std::optional<std::pair<uint32_t, std::string>> Guest::request(uint32_t type, co
     }
   }
   std::unique_lock lk(mu_);
-  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(timeout_s));
   cv_.wait_until(lk, deadline, [&] { return pending_[id].done || !connected_; });
   Pending p = std::move(pending_[id]);
   pending_.erase(id);
@@ -456,7 +508,7 @@ std::optional<std::pair<uint32_t, std::string>> Guest::request(uint32_t type, co
   return std::make_pair(p.type, std::move(p.payload));
 }
 
-RunResult Guest::run(const std::string &cmd, double timeout_s, bool separate_stderr) {
+RunResult Guest::run(const std::string& cmd, double timeout_s, bool separate_stderr) {
   if (!connected_ && alive()) connect_agent();
   timeout_s *= timeout_scale();
   std::string pl;
@@ -470,10 +522,11 @@ RunResult Guest::run(const std::string &cmd, double timeout_s, bool separate_std
   if (!r || r->first != proto::kRunResult || r->second.size() < 12) {
     res.status = -1;
     res.timed_out = true;
-    res.out = "o2-testbed: no reply from the agent of " + cfg_.name + (alive() ? "" : " (guest is dead)") + "\n";
+    res.out = "o2-testbed: no reply from the agent of " + cfg_.name +
+              (alive() ? "" : " (guest is dead)") + "\n";
     return res;
   }
-  const std::string &p = r->second;
+  const std::string& p = r->second;
   res.status = static_cast<int32_t>(proto::get_u32(p, 0));
   uint32_t flags = proto::get_u32(p, 4);
   uint32_t olen = proto::get_u32(p, 8);
@@ -483,7 +536,7 @@ RunResult Guest::run(const std::string &cmd, double timeout_s, bool separate_std
   return res;
 }
 
-std::string Guest::check(const std::string &cmd, double timeout_s) {
+std::string Guest::check(const std::string& cmd, double timeout_s) {
   RunResult r = run(cmd, timeout_s);
   if (!r.ok())
     throw Error(cfg_.name + ": `" + cmd + "` failed (status " + std::to_string(r.status) +
@@ -491,7 +544,7 @@ std::string Guest::check(const std::string &cmd, double timeout_s) {
   return r.out;
 }
 
-std::optional<std::string> Guest::read_file(const std::string &path, double timeout_s) {
+std::optional<std::string> Guest::read_file(const std::string& path, double timeout_s) {
   if (!connected_ && alive()) connect_agent();
   auto r = request(proto::kReadFile, path, timeout_s);
   if (!r || r->first != proto::kFile || r->second.size() < 4 || proto::get_u32(r->second, 0) != 0)
@@ -504,8 +557,9 @@ std::string Guest::dmesg() {
   return r.status == 0 ? r.out : std::string();
 }
 
-void Guest::mark(const std::string &label) {
-  last_mark_ = "o2-testbed-mark: " + label + " " + std::to_string(Clock::now().time_since_epoch().count());
+void Guest::mark(const std::string& label) {
+  last_mark_ =
+      "o2-testbed-mark: " + label + " " + std::to_string(Clock::now().time_since_epoch().count());
   run("echo '" + last_mark_ + "' > /dev/kmsg", 10);
   spit(cfg_.dir + "/mark", last_mark_ + "\n");
   console_mark_ = file_size_or0(console_path());
@@ -515,25 +569,25 @@ void Guest::mark(const std::string &label) {
 std::vector<std::string> Guest::kernel_reports() {
   std::vector<std::string> out = last_mark_carry_;
   std::set<std::string> seen;
-  auto add = [&](const std::string &l) {
+  auto add = [&](const std::string& l) {
     // dedupe console vs dmesg: compare the text after the "[ time]" stamp
     size_t b = l.find("] ");
     std::string key = l.rfind("[", 0) == 0 && b != std::string::npos ? l.substr(b + 2) : l;
     if (seen.insert(key).second) out.push_back(l);
   };
-  for (auto &l : scan_reports(slurp(console_path(), console_mark_))) add(l);
+  for (auto& l : scan_reports(slurp(console_path(), console_mark_))) add(l);
   if (alive()) {
     std::string d = dmesg();
     if (!last_mark_.empty()) {
       size_t m = d.rfind(last_mark_);
       if (m != std::string::npos) d = d.substr(m);
     }
-    for (auto &l : scan_reports(d)) add(l);
+    for (auto& l : scan_reports(d)) add(l);
   }
   return out;
 }
 
-std::string Guest::save_dmesg(const std::string &tag) {
+std::string Guest::save_dmesg(const std::string& tag) {
   std::string path = cfg_.dir + "/dmesg" + (tag.empty() ? "" : "-" + tag) + ".txt";
   spit(path, alive() ? dmesg() : std::string("(guest not running)\n"));
   return path;

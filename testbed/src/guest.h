@@ -32,7 +32,7 @@ double timeout_scale();
 // $O2_KERNEL), "test", "debug" (looked up under $O2_CACHE/kernels) or a path.
 struct Kernel {
   std::string dir, image, initrd, release, moddir;
-  static Kernel find(const std::string &name = "");
+  static Kernel find(const std::string& name = "");
 };
 
 // One virtio-net NIC linked to another guest's NIC by a pair of unix
@@ -42,22 +42,22 @@ struct Nic {
 };
 
 struct GuestConfig {
-  std::string name;       // hostname and folder name, e.g. "g1"
-  std::string dir;        // state folder: sockets, pid, console logs, out/
+  std::string name;  // hostname and folder name, e.g. "g1"
+  std::string dir;   // state folder: sockets, pid, console logs, out/
   Kernel kernel;
   int mem_mb = 1024;
   int smp = 1;
-  std::vector<Nic> nics;  // eth0, eth1, ... in order
+  std::vector<Nic> nics;            // eth0, eth1, ... in order
   std::vector<std::string> params;  // extra kernel command line (o2.ip=...)
-  std::string agent;      // guest agent binary (default: next to this program's build)
-  std::string init;       // guest init script (default: testbed/guest-init.sh)
-  bool die_with_parent = true;  // QEMU gets SIGKILL when the booting thread exits
+  std::string agent;                // guest agent binary (default: next to this program's build)
+  std::string init;                 // guest init script (default: testbed/guest-init.sh)
+  bool die_with_parent = true;      // QEMU gets SIGKILL when the booting thread exits
 };
 
 struct RunResult {
-  int status = -1;        // exit code (128+sig when killed by a signal)
+  int status = -1;  // exit code (128+sig when killed by a signal)
   bool timed_out = false;
-  std::string out;        // stdout+stderr (or stdout with separate_stderr)
+  std::string out;  // stdout+stderr (or stdout with separate_stderr)
   std::string err;
   double seconds = 0;
   bool ok() const { return status == 0 && !timed_out; }
@@ -67,14 +67,14 @@ class Guest {
  public:
   explicit Guest(GuestConfig cfg);
   ~Guest();  // kills the guest unless detach()ed
-  Guest(const Guest &) = delete;
-  Guest &operator=(const Guest &) = delete;
+  Guest(const Guest&) = delete;
+  Guest& operator=(const Guest&) = delete;
 
   // Re-attach to a guest booted earlier (by another process) in `dir`.
-  static std::unique_ptr<Guest> attach(const std::string &dir);
+  static std::unique_ptr<Guest> attach(const std::string& dir);
 
-  const GuestConfig &config() const { return cfg_; }
-  const std::string &name() const { return cfg_.name; }
+  const GuestConfig& config() const { return cfg_; }
+  const std::string& name() const { return cfg_.name; }
   std::string out_dir() const { return cfg_.dir + "/out"; }
   std::string console_path() const { return cfg_.dir + "/console.log"; }
 
@@ -84,26 +84,26 @@ class Guest {
   // Starts QEMU without waiting; wait_ready() waits.
   void start();
   void wait_ready(std::chrono::seconds timeout = std::chrono::seconds(180));
-  void kill();       // SIGKILL by the pid QEMU wrote
+  void kill();  // SIGKILL by the pid QEMU wrote
   bool alive() const;
   void detach() { detached_ = true; }
   double boot_seconds() const { return boot_seconds_; }
   int boots() const { return boots_; }  // boots by this object so far
 
-  RunResult run(const std::string &cmd, double timeout_s = 60, bool separate_stderr = false);
+  RunResult run(const std::string& cmd, double timeout_s = 60, bool separate_stderr = false);
   // Like run, but throws Error (with output) unless the command succeeds.
-  std::string check(const std::string &cmd, double timeout_s = 60);
-  std::optional<std::string> read_file(const std::string &path, double timeout_s = 30);
+  std::string check(const std::string& cmd, double timeout_s = 60);
+  std::optional<std::string> read_file(const std::string& path, double timeout_s = 30);
 
   std::string dmesg();
   // Writes a marker into the kernel log; kernel_reports() then only looks
   // at what came after the last mark (dmesg) / this boot's console from here.
-  void mark(const std::string &label);
+  void mark(const std::string& label);
   // Oops / BUG / WARNING / KASAN / lockdep / kmemleak / refcount / list
   // corruption / GPF / panic lines in the console log and dmesg.
   std::vector<std::string> kernel_reports();
   // Copies dmesg into the state folder (dmesg.txt); returns its path.
-  std::string save_dmesg(const std::string &tag = "");
+  std::string save_dmesg(const std::string& tag = "");
 
  private:
   struct Pending {
@@ -115,7 +115,7 @@ class Guest {
   bool connect_agent();
   void disconnect();
   void reader_loop(int fd);
-  std::optional<std::pair<uint32_t, std::string>> request(uint32_t type, const std::string &payload,
+  std::optional<std::pair<uint32_t, std::string>> request(uint32_t type, const std::string& payload,
                                                           double timeout_s);
   pid_t read_pid() const;
 
@@ -141,6 +141,6 @@ class Guest {
 };
 
 // Kernel report patterns, exposed for tests of the scanner.
-std::vector<std::string> scan_reports(const std::string &log);
+std::vector<std::string> scan_reports(const std::string& log);
 
 }  // namespace o2tb

@@ -16,7 +16,7 @@ namespace o2tb::proto {
 
 inline constexpr uint32_t kMagic = 0x4741324f;  // "O2AG"
 inline constexpr uint32_t kMaxPayload = 64u << 20;
-inline constexpr const char *kPortName = "o2agent";
+inline constexpr const char* kPortName = "o2agent";
 
 enum Type : uint32_t {
   kPing = 1,      // payload: empty.  reply kPong: "hostname uptime"
@@ -38,7 +38,7 @@ struct Header {
 };
 static_assert(sizeof(Header) == 16);
 
-inline void put_u32(std::string &s, uint32_t v) {
+inline void put_u32(std::string& s, uint32_t v) {
   char b[4];
   std::memcpy(b, &v, 4);  // x86 only: little-endian both ends
   s.append(b, 4);
@@ -61,7 +61,7 @@ inline std::string frame(uint32_t type, uint32_t id, std::string_view payload) {
 
 // Extracts one complete frame from the front of buf (dropping garbage
 // before a magic).  Returns false if no complete frame is there yet.
-inline bool parse_frame(std::string &buf, Header &h, std::string &payload) {
+inline bool parse_frame(std::string& buf, Header& h, std::string& payload) {
   for (;;) {
     if (buf.size() < sizeof(Header)) return false;
     uint32_t magic = get_u32(buf, 0);

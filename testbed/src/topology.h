@@ -40,28 +40,28 @@ struct LinkSpec {
 
 class Testbed {
  public:
-  Testbed(const TopologyOptions &opts, std::vector<GuestSpec> guests, std::vector<LinkSpec> links);
-  static std::unique_ptr<Testbed> one_guest_veth(const TopologyOptions &o = {});
-  static std::unique_ptr<Testbed> guests(int n, const TopologyOptions &o = {});
+  Testbed(const TopologyOptions& opts, std::vector<GuestSpec> guests, std::vector<LinkSpec> links);
+  static std::unique_ptr<Testbed> one_guest_veth(const TopologyOptions& o = {});
+  static std::unique_ptr<Testbed> guests(int n, const TopologyOptions& o = {});
   // "veth", "two" (or "2"), "three" (or "3", "router")
-  static std::unique_ptr<Testbed> by_name(const std::string &topo, const TopologyOptions &o = {});
+  static std::unique_ptr<Testbed> by_name(const std::string& topo, const TopologyOptions& o = {});
 
   // Starts every guest, then waits for all (boots overlap).
   void boot_all(std::chrono::seconds timeout = std::chrono::seconds(240));
   void kill_all();
   void detach_all();
   size_t size() const { return guests_.size(); }
-  Guest &operator[](size_t i) { return *guests_.at(i); }
-  Guest &by(const std::string &name_or_index);  // "g2", "router" or "1"-based index
-  const std::string &dir() const { return dir_; }
+  Guest& operator[](size_t i) { return *guests_.at(i); }
+  Guest& by(const std::string& name_or_index);  // "g2", "router" or "1"-based index
+  const std::string& dir() const { return dir_; }
 
-  void mark(const std::string &label);
+  void mark(const std::string& label);
   std::vector<std::string> kernel_reports();  // "name: line"
   // Copies dmesg of every live guest into its folder (tag in the file name).
-  void save_logs(const std::string &tag);
+  void save_logs(const std::string& tag);
 
   // Re-attach to guests booted by an earlier process in `dir`.
-  static std::unique_ptr<Testbed> attach(const std::string &dir);
+  static std::unique_ptr<Testbed> attach(const std::string& dir);
 
  private:
   Testbed() = default;

@@ -1,8 +1,8 @@
 // Host-side unit tests of the test bed's pure parts: framing and the
 // kernel report scanner.
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "guest.h"
 #include "protocol.h"
@@ -81,7 +81,9 @@ TEST(ScanReports, FindsKernelReportsAndIgnoresNoise) {
 }
 
 TEST(ScanReports, CleanBootHasNone) {
-  EXPECT_TRUE(scan_reports("[0.0] Booting\n[0.1] rdma_rxe: loaded\n[0.2] infiniband rxe0: added veth0\n").empty());
+  EXPECT_TRUE(
+      scan_reports("[0.0] Booting\n[0.1] rdma_rxe: loaded\n[0.2] infiniband rxe0: added veth0\n")
+          .empty());
 }
 
 }  // namespace

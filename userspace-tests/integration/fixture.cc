@@ -17,8 +17,8 @@ namespace o2it {
 
 namespace {
 
-std::string env_or(const char *name, const std::string &def) {
-  const char *v = getenv(name);
+std::string env_or(const char* name, const std::string& def) {
+  const char* v = getenv(name);
   return v && *v ? std::string(v) : def;
 }
 
@@ -33,15 +33,17 @@ std::string now_stamp() {
 
 std::string ko_path() { return env_or("O2_KO", O2_ITEST_KO); }
 std::string o2ctl_path() { return env_or("O2_O2CTL", O2_ITEST_O2CTL); }
-std::string guest_abi_tests_path() { return env_or("O2_GUEST_ABI_TESTS", O2_ITEST_GUEST_ABI_TESTS); }
+std::string guest_abi_tests_path() {
+  return env_or("O2_GUEST_ABI_TESTS", O2_ITEST_GUEST_ABI_TESTS);
+}
 
-std::string sh_quote(const std::string &s) {
+std::string sh_quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
 }
 
-std::vector<std::string> lines_of(const std::string &s) {
+std::vector<std::string> lines_of(const std::string& s) {
   std::vector<std::string> v;
   std::istringstream is(s);
   std::string l;
@@ -52,25 +54,25 @@ std::vector<std::string> lines_of(const std::string &s) {
   return v;
 }
 
-std::string indent(const std::string &s, const std::string &prefix) {
+std::string indent(const std::string& s, const std::string& prefix) {
   std::string o;
-  for (auto &l : lines_of(s)) o += prefix + l + "\n";
+  for (auto& l : lines_of(s)) o += prefix + l + "\n";
   return o;
 }
 
-bool has_line(const std::string &out, const std::string &line) {
-  for (auto &l : lines_of(out))
+bool has_line(const std::string& out, const std::string& line) {
+  for (auto& l : lines_of(out))
     if (l == line) return true;
   return false;
 }
 
-void Bed::boot(const std::string &suite, const std::string &topology) {
+void Bed::boot(const std::string& suite, const std::string& topology) {
   suite_ = suite;
   dir_ = env_or("O2_RESULTS", O2_ITEST_SOURCE_DIR "/results") + "/itest/" + suite;
   if (fs::exists(dir_ + "/guests")) {  // guests left by an interrupted run
     try {
       o2tb::Testbed::attach(dir_)->kill_all();
-    } catch (const std::exception &) {
+    } catch (const std::exception&) {
     }
   }
   fs::remove_all(dir_);
@@ -82,10 +84,10 @@ void Bed::boot(const std::string &suite, const std::string &topology) {
     tb_ = o2tb::Testbed::by_name(topology, o);
     tb_->boot_all();
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    printf("[ testbed  ] %s: %s booted in %.1f s (logs in %s)\n", suite.c_str(), topology.c_str(), s,
-           dir_.c_str());
+    printf("[ testbed  ] %s: %s booted in %.1f s (logs in %s)\n", suite.c_str(), topology.c_str(),
+           s, dir_.c_str());
     fflush(stdout);
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     boot_error_ = std::string("booting the ") + topology + " test bed failed: " + e.what();
     if (tb_) tb_->kill_all();
   }
@@ -96,7 +98,7 @@ void Bed::shutdown() {
   tb_.reset();
 }
 
-RunResult Bed::run(Guest &g, const std::string &cmd, double timeout_s) {
+RunResult Bed::run(Guest& g, const std::string& cmd, double timeout_s) {
   RunResult r = g.run(cmd, timeout_s);
   std::lock_guard<std::mutex> lk(log_mu_);  // kmemleak scans run in parallel
   std::ofstream f(test_log_.empty() ? dir_ + "/commands.log" : test_log_, std::ios::app);
@@ -107,49 +109,51 @@ RunResult Bed::run(Guest &g, const std::string &cmd, double timeout_s) {
 }
 
 namespace {
-constexpr const char *kKmemleak = "/sys/kernel/debug/kmemleak";
+constexpr const char* kKmemleak = "/sys/kernel/debug/kmemleak";
 }
 
-bool Bed::kmemleak_on(Guest &g) {
+bool Bed::kmemleak_on(Guest& g) {
   std::string mode = env_or("O2_KMEMLEAK", "auto");
   if (mode == "0") return false;
   if (mode == "1") return true;
   return run(g, std::string("test -w ") + kKmemleak, 10).ok();
 }
 
-std::string Bed::kmemleak_check(Guest &g, bool baseline) {
+std::string Bed::kmemleak_check(Guest& g, bool baseline) {
   // Objects younger than 5 s are never reported: let the test's last ones
   // age.  A white object whose contents changed since the previous scan
   // (every object at its first scan) is only reported by the next one:
   // scan twice.  A leak that still slips through shows up in the next
   // test's scan.  `clear` then hides what was reported from later scans.
   std::string k = kKmemleak;
-  std::string cmd = std::string(baseline ? "" : "sleep 5; ") + "echo scan > " + k + " && echo scan > " + k +
-                    " || exit 3; cat " + k + "; echo clear > " + k;
+  std::string cmd = std::string(baseline ? "" : "sleep 5; ") + "echo scan > " + k +
+                    " && echo scan > " + k + " || exit 3; cat " + k + "; echo clear > " + k;
   auto t0 = std::chrono::steady_clock::now();
   RunResult r = run(g, cmd, 600);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  printf("[ kmemleak ] %s: %s scan in %.1f s\n", g.name().c_str(), baseline ? "baseline" : "after-test", s);
+  printf("[ kmemleak ] %s: %s scan in %.1f s\n", g.name().c_str(),
+         baseline ? "baseline" : "after-test", s);
   fflush(stdout);
-  if (!r.ok()) return g.name() + ": kmemleak scan failed (status " + std::to_string(r.status) + "): " + r.out;
+  if (!r.ok())
+    return g.name() + ": kmemleak scan failed (status " + std::to_string(r.status) + "): " + r.out;
   if (baseline || r.out.find("unreferenced object") == std::string::npos) return "";
   std::string d = g.config().dir + "/kmemleak-" + test_ + ".txt";
   std::ofstream(d) << r.out;
   std::string head;
   int n = 0;
-  for (auto &l : lines_of(r.out)) {
+  for (auto& l : lines_of(r.out)) {
     if (n++ == 40) break;
     head += l + "\n";
   }
   return g.name() + ": kmemleak found unreferenced objects (all in " + d + "):\n" + head;
 }
 
-void Bed::before_test(const std::string &test) {
+void Bed::before_test(const std::string& test) {
   test_ = test;
   test_log_ = dir_ + "/" + test + ".log";
   fs::remove(test_log_);
   for (size_t i = 0; i < tb_->size(); i++) {
-    Guest &g = (*tb_)[i];
+    Guest& g = (*tb_)[i];
     if (dirty_ || !g.alive()) {
       auto t0 = std::chrono::steady_clock::now();
       g.boot();
@@ -159,15 +163,16 @@ void Bed::before_test(const std::string &test) {
     }
   }
   dirty_ = false;
-  std::vector<Guest *> scan;
+  std::vector<Guest*> scan;
   for (size_t i = 0; i < tb_->size(); i++) {
-    Guest &g = (*tb_)[i];
+    Guest& g = (*tb_)[i];
     run(g, "if grep -q '^o2lnd ' /proc/modules; then rmmod o2lnd; fi", 60);
     if (baselined_[g.name()] != g.boots() && kmemleak_on(g)) scan.push_back(&g);
   }
   // kmemleak baselines of all guests at once (each scan takes 5-25 s)
   std::vector<std::future<std::string>> res;
-  for (Guest *g : scan) res.push_back(std::async(std::launch::async, [this, g] { return kmemleak_check(*g, true); }));
+  for (Guest* g : scan)
+    res.push_back(std::async(std::launch::async, [this, g] { return kmemleak_check(*g, true); }));
   for (size_t i = 0; i < scan.size(); i++) {
     std::string p = res[i].get();
     if (!p.empty()) throw o2tb::Error(p);
@@ -178,9 +183,9 @@ void Bed::before_test(const std::string &test) {
 
 void Bed::after_test(bool failed) {
   std::vector<std::string> problems;
-  std::vector<Guest *> scan;
+  std::vector<Guest*> scan;
   for (size_t i = 0; i < tb_->size(); i++) {
-    Guest &g = (*tb_)[i];
+    Guest& g = (*tb_)[i];
     if (!g.alive()) {
       problems.push_back(g.name() + " died during the test (console: " + g.console_path() + ")");
       continue;
@@ -197,23 +202,25 @@ void Bed::after_test(bool failed) {
     }
   }
   std::vector<std::future<std::string>> res;
-  for (Guest *g : scan) res.push_back(std::async(std::launch::async, [this, g] { return kmemleak_check(*g, false); }));
-  for (auto &f : res) {
+  for (Guest* g : scan)
+    res.push_back(std::async(std::launch::async, [this, g] { return kmemleak_check(*g, false); }));
+  for (auto& f : res) {
     std::string p = f.get();
     if (!p.empty()) problems.push_back(p);
   }
   auto reports = tb_->kernel_reports();
-  for (auto &r : reports) problems.push_back("kernel report: " + r);
-  for (auto &p : problems) ADD_FAILURE() << p;
+  for (auto& r : reports) problems.push_back("kernel report: " + r);
+  for (auto& p : problems) ADD_FAILURE() << p;
   if (!problems.empty()) dirty_ = true;  // fresh kernels for the next test
   if (failed || !problems.empty()) {
     for (size_t i = 0; i < tb_->size(); i++) {
-      Guest &g = (*tb_)[i];
+      Guest& g = (*tb_)[i];
       std::string d = g.save_dmesg(test_);
       std::error_code ec;
       fs::copy_file(g.console_path(), g.config().dir + "/console-" + test_ + ".log",
                     fs::copy_options::overwrite_existing, ec);
-      printf("[ logs     ] %s: %s, console %s\n", g.name().c_str(), d.c_str(), g.console_path().c_str());
+      printf("[ logs     ] %s: %s, console %s\n", g.name().c_str(), d.c_str(),
+             g.console_path().c_str());
     }
     printf("[ logs     ] commands: %s\n", test_log_.c_str());
     fflush(stdout);
@@ -222,11 +229,12 @@ void Bed::after_test(bool failed) {
 
 void TopologyTest::SetUp() {
   if (!bed().tb()) GTEST_FAIL() << bed().boot_error();
-  if (needs_module() && !fs::exists(ko_path())) GTEST_FAIL() << "no module at " << ko_path() << " (run make module)";
-  const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
+  if (needs_module() && !fs::exists(ko_path()))
+    GTEST_FAIL() << "no module at " << ko_path() << " (run make module)";
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   try {
     bed().before_test(info->name());
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     GTEST_FAIL() << "test bed: " << e.what();
   }
 }
@@ -235,27 +243,30 @@ void TopologyTest::TearDown() {
   if (!bed().tb()) return;
   try {
     bed().after_test(HasFailure());
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     ADD_FAILURE() << "test bed: " << e.what();
   }
 }
 
-RunResult TopologyTest::insmod(Guest &g, const std::string &networks, double timeout_s) {
-  return run(g, "insmod " + sh_quote(ko_path()) + " " + sh_quote("networks=\"" + networks + "\""), timeout_s);
+RunResult TopologyTest::insmod(Guest& g, const std::string& networks, double timeout_s) {
+  return run(g, "insmod " + sh_quote(ko_path()) + " " + sh_quote("networks=\"" + networks + "\""),
+             timeout_s);
 }
 
-RunResult TopologyTest::rmmod(Guest &g, double timeout_s) { return run(g, "rmmod o2lnd", timeout_s); }
+RunResult TopologyTest::rmmod(Guest& g, double timeout_s) {
+  return run(g, "rmmod o2lnd", timeout_s);
+}
 
-RunResult TopologyTest::o2ctl(Guest &g, const std::string &args, double timeout_s) {
+RunResult TopologyTest::o2ctl(Guest& g, const std::string& args, double timeout_s) {
   return run(g, sh_quote(o2ctl_path()) + " " + args, timeout_s);
 }
 
-uint64_t TopologyTest::read_counter(Guest &g, const std::string &path) {
+uint64_t TopologyTest::read_counter(Guest& g, const std::string& path) {
   RunResult r = run(g, "cat " + sh_quote(path), 10);
   return r.ok() ? std::strtoull(r.out.c_str(), nullptr, 10) : 0;
 }
 
-std::map<std::string, uint64_t> TopologyTest::rxe_stats(Guest &g, const std::string &dev) {
+std::map<std::string, uint64_t> TopologyTest::rxe_stats(Guest& g, const std::string& dev) {
   std::map<std::string, uint64_t> m;
   RunResult r = run(g, "rdma stat show link " + dev + "/1", 10);
   std::istringstream is(r.out);

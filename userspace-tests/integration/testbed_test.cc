@@ -13,7 +13,7 @@ namespace {
 O2_TESTBED_SUITE(TestbedRouter, "three");
 
 TEST_F(TestbedRouter, AgentReturnsStatusOutputAndHonoursTimeouts) {
-  Guest &g = guest("compute");
+  Guest& g = guest("compute");
   RunResult r = run(g, "echo out; echo err >&2; exit 7", 10);
   EXPECT_EQ(r.status, 7);
   EXPECT_FALSE(r.timed_out);
@@ -41,7 +41,7 @@ TEST_F(TestbedRouter, AgentReturnsStatusOutputAndHonoursTimeouts) {
 }
 
 TEST_F(TestbedRouter, KernelReportsAreDetectedAfterTheMark) {
-  Guest &g = guest("server");
+  Guest& g = guest("server");
   EXPECT_TRUE(g.kernel_reports().empty());
   run(g, "echo 'WARNING: CPU: 0 PID: 1 at fake/testbed.c:1 selftest' > /dev/kmsg", 5);
   auto reports = g.kernel_reports();
@@ -52,11 +52,11 @@ TEST_F(TestbedRouter, KernelReportsAreDetectedAfterTheMark) {
 }
 
 TEST_F(TestbedRouter, EveryLinkCarriesRdmaAtMtu9000) {
-  Guest &compute = guest("compute");
-  Guest &router = guest("router");
-  Guest &server = guest("server");
+  Guest& compute = guest("compute");
+  Guest& router = guest("router");
+  Guest& server = guest("server");
   EXPECT_EQ(run(router, "cat /proc/sys/net/ipv4/ip_forward", 5).out, "1\n");
-  for (auto *g : {&compute, &router, &server}) {
+  for (auto* g : {&compute, &router, &server}) {
     RunResult r = run(*g, "rdma link show; ip -br link show eth0", 10);
     EXPECT_NE(r.out.find("rxe0/1 state ACTIVE"), std::string::npos) << g->name() << ":\n" << r.out;
     RunResult mtu = run(*g, "cat /sys/class/net/eth0/mtu", 5);
@@ -64,10 +64,10 @@ TEST_F(TestbedRouter, EveryLinkCarriesRdmaAtMtu9000) {
   }
   // rping across each link (server side in the router).
   struct Hop {
-    Guest *client;
-    const char *addr;
+    Guest* client;
+    const char* addr;
   } hops[] = {{&compute, "192.168.1.2"}, {&server, "192.168.2.2"}};
-  for (auto &h : hops) {
+  for (auto& h : hops) {
     run(router, std::string("(rping -s -a ") + h.addr + " -C 2 >/dev/null 2>&1 &)", 5);
     RunResult r;
     for (int i = 0; i < 10; i++) {  // the server may take a moment to listen
@@ -82,7 +82,7 @@ TEST_F(TestbedRouter, EveryLinkCarriesRdmaAtMtu9000) {
 }
 
 TEST_F(TestbedRouter, KilledGuestBootsAgainWithItsLinks) {
-  Guest &server = guest("server");
+  Guest& server = guest("server");
   server.kill();
   EXPECT_FALSE(server.alive());
   server.boot();
@@ -90,7 +90,7 @@ TEST_F(TestbedRouter, KilledGuestBootsAgainWithItsLinks) {
   RunResult r = run(server, "ip -br -4 addr show eth0; rdma link show", 10);
   EXPECT_NE(r.out.find("192.168.2.1/24"), std::string::npos) << r.out;
   run(server, "(rping -s -a 192.168.2.1 -C 1 >/dev/null 2>&1 &)", 5);
-  Guest &router = guest("router");
+  Guest& router = guest("router");
   for (int i = 0; i < 10; i++) {
     r = run(router, "rping -c -a 192.168.2.1 -C 1", 30);
     if (r.ok()) break;

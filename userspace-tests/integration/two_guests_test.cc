@@ -11,8 +11,8 @@ namespace {
 O2_TOPOLOGY_SUITE(TwoGuests, "two");
 
 TEST_F(TwoGuests, PingAcrossTwoGuests) {
-  Guest &g1 = guest("g1");
-  Guest &g2 = guest("g2");
+  Guest& g1 = guest("g1");
+  Guest& g2 = guest("g2");
   ASSERT_TRUE(insmod(g1, "o2ib0(eth0)").ok()) << bed().test_log();
   ASSERT_TRUE(insmod(g2, "o2ib0(eth0)").ok()) << bed().test_log();
   uint64_t rx2 = read_counter(g2, "/sys/class/net/eth0/statistics/rx_packets");
@@ -35,8 +35,8 @@ TEST_F(TwoGuests, PingAcrossTwoGuests) {
 }
 
 TEST_F(TwoGuests, PingFailsWhilePeerModuleUnloadedThenRecovers) {
-  Guest &g1 = guest("g1");
-  Guest &g2 = guest("g2");
+  Guest& g1 = guest("g1");
+  Guest& g2 = guest("g2");
   ASSERT_TRUE(insmod(g1, "o2ib0(eth0)").ok()) << bed().test_log();
   // g2 has the RDMA stack but no o2lnd: the connect is rejected / unreachable.
   RunResult r = o2ctl(g1, "ping 192.168.1.2@o2ib0 --timeout 5", 60);
@@ -51,8 +51,8 @@ TEST_F(TwoGuests, PingFailsWhilePeerModuleUnloadedThenRecovers) {
 }
 
 TEST_F(TwoGuests, PeerKilledAndRebootedThenPingRecovers) {
-  Guest &g1 = guest("g1");
-  Guest &g2 = guest("g2");
+  Guest& g1 = guest("g1");
+  Guest& g2 = guest("g2");
   ASSERT_TRUE(insmod(g1, "o2ib0(eth0)").ok()) << bed().test_log();
   ASSERT_TRUE(insmod(g2, "o2ib0(eth0)").ok()) << bed().test_log();
   RunResult r = o2ctl(g1, "ping 192.168.1.2@o2ib0", 60);

@@ -11,10 +11,10 @@ namespace {
 
 O2_TOPOLOGY_SUITE(OneGuestVeth, "veth");
 
-constexpr const char *kBothEnds = "o2ib0(veth0,veth1)";
+constexpr const char* kBothEnds = "o2ib0(veth0,veth1)";
 
 TEST_F(OneGuestVeth, PingAcrossVethPair) {
-  Guest &g = guest("g1");
+  Guest& g = guest("g1");
   ASSERT_TRUE(insmod(g, kBothEnds).ok()) << bed().test_log();
   uint64_t tx0 = read_counter(g, "/sys/class/net/veth0/statistics/tx_packets");
   uint64_t rx1 = read_counter(g, "/sys/class/net/veth1/statistics/rx_packets");
@@ -40,7 +40,7 @@ TEST_F(OneGuestVeth, PingAcrossVethPair) {
 }
 
 TEST_F(OneGuestVeth, PingOwnNidSelfConnect) {
-  Guest &g = guest("g1");
+  Guest& g = guest("g1");
   ASSERT_TRUE(insmod(g, "o2ib0(veth0)").ok()) << bed().test_log();
   RunResult r = o2ctl(g, "ping 192.168.1.1@o2ib0", 60);
   EXPECT_EQ(r.status, 0) << r.out;
@@ -52,7 +52,7 @@ TEST_F(OneGuestVeth, PingOwnNidSelfConnect) {
 }
 
 TEST_F(OneGuestVeth, PingUnknownNidFailsWithinTimeout) {
-  Guest &g = guest("g1");
+  Guest& g = guest("g1");
   ASSERT_TRUE(insmod(g, kBothEnds).ok()) << bed().test_log();
   // 192.168.1.77 is on the configured subnet but nobody owns it.
   const double timeout = 3, slack = 10;
@@ -70,22 +70,23 @@ TEST_F(OneGuestVeth, PingUnknownNidFailsWithinTimeout) {
 }
 
 TEST_F(OneGuestVeth, PingUnconfiguredNetFailsFast) {
-  Guest &g = guest("g1");
+  Guest& g = guest("g1");
   ASSERT_TRUE(insmod(g, kBothEnds).ok()) << bed().test_log();
   RunResult r = o2ctl(g, "ping 10.9.9.9@o2ib7 --timeout 30", 60);
   EXPECT_NE(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("failed to ping 10.9.9.9@o2ib7: "), std::string::npos) << r.out;
-  EXPECT_LT(r.seconds, 10) << "no local NI reaches o2ib7: should fail at once, not wait out the timeout";
+  EXPECT_LT(r.seconds, 10)
+      << "no local NI reaches o2ib7: should fail at once, not wait out the timeout";
 }
 
 TEST_F(OneGuestVeth, NetShowListsLocalNids) {
-  Guest &g = guest("g1");
+  Guest& g = guest("g1");
   ASSERT_TRUE(insmod(g, kBothEnds).ok()) << bed().test_log();
   RunResult raw = o2ctl(g, "net show", 30);
   ASSERT_EQ(raw.status, 0) << raw.out;
   // Parse it as YAML (python3-yaml in the guest); one line per NI:
   // "<net type> <nid> <status> <interface 0>"
-  const char *py =
+  const char* py =
       "import sys, yaml\n"
       "d = yaml.safe_load(sys.stdin)\n"
       "for net in d['net']:\n"
@@ -98,12 +99,12 @@ TEST_F(OneGuestVeth, NetShowListsLocalNids) {
   EXPECT_EQ(lines_of(r.out).size(), 3U) << raw.out;
   EXPECT_TRUE(has_line(r.out, "o2ib0 192.168.1.1@o2ib0 up veth0")) << raw.out;
   EXPECT_TRUE(has_line(r.out, "o2ib0 192.168.1.2@o2ib0 up veth1")) << raw.out;
-  for (auto &l : lines_of(r.out))
+  for (auto& l : lines_of(r.out))
     EXPECT_TRUE(l.rfind("o2ib0 ", 0) == 0 || l.rfind("lo ", 0) == 0) << "unexpected NI: " << l;
 }
 
 TEST_F(OneGuestVeth, BadIoctlArgumentsGetCleanErrors) {
-  Guest &g = guest("g1");
+  Guest& g = guest("g1");
   ASSERT_TRUE(insmod(g, kBothEnds).ok()) << bed().test_log();
   RunResult r = run(g,
                     sh_quote(guest_abi_tests_path()) +
@@ -117,7 +118,7 @@ TEST_F(OneGuestVeth, BadIoctlArgumentsGetCleanErrors) {
 }
 
 TEST_F(OneGuestVeth, BadNidStringsRejectedByO2ctl) {
-  Guest &g = guest("g1");
+  Guest& g = guest("g1");
   ASSERT_TRUE(insmod(g, kBothEnds).ok()) << bed().test_log();
   const std::vector<std::string> bad = {
       "",
@@ -136,7 +137,7 @@ TEST_F(OneGuestVeth, BadNidStringsRejectedByO2ctl) {
       "192.168.1.2@o2ib99999999999",
       "192.168.1.2 @o2ib0",
   };
-  for (const auto &nid : bad) {
+  for (const auto& nid : bad) {
     RunResult r = o2ctl(g, "ping " + sh_quote(nid) + " --timeout 2", 30);
     EXPECT_NE(r.status, 0) << "'" << nid << "' accepted:\n" << r.out;
     EXPECT_FALSE(r.timed_out) << nid;
@@ -150,14 +151,16 @@ TEST_F(OneGuestVeth, BadNidStringsRejectedByO2ctl) {
 }
 
 TEST_F(OneGuestVeth, RmmodWhileConnectedFreesEverything) {
-  Guest &g = guest("g1");
+  Guest& g = guest("g1");
   ASSERT_TRUE(insmod(g, kBothEnds).ok()) << bed().test_log();
   RunResult r = o2ctl(g, "ping 192.168.1.2@o2ib0 --source 192.168.1.1@o2ib0", 60);
   ASSERT_EQ(r.status, 0) << r.out;
 
   // With a connection up, the module owns RDMA resources.
   RunResult res = run(g, "rdma res show qp; rdma res show cm_id", 30);
-  EXPECT_NE(res.out.find("o2lnd"), std::string::npos) << "no QP or cm_id of o2lnd while connected?\n" << res.out;
+  EXPECT_NE(res.out.find("o2lnd"), std::string::npos)
+      << "no QP or cm_id of o2lnd while connected?\n"
+      << res.out;
 
   r = rmmod(g);
   ASSERT_TRUE(r.ok()) << r.out;
@@ -166,13 +169,15 @@ TEST_F(OneGuestVeth, RmmodWhileConnectedFreesEverything) {
             "echo '== lsmod'; grep '^o2lnd ' /proc/modules; ls /dev/o2lnd 2>&1",
             30);
   EXPECT_EQ(res.out.find("o2lnd "), std::string::npos) << res.out;
-  EXPECT_EQ(res.out.find("[o2lnd]"), std::string::npos) << "RDMA resources left behind:\n" << res.out;
+  EXPECT_EQ(res.out.find("[o2lnd]"), std::string::npos) << "RDMA resources left behind:\n"
+                                                        << res.out;
   // Only ib_core's GSI QPs remain and no cm_id at all.
   RunResult qp = run(g, "rdma res show qp | grep -v 'type GSI' || true", 30);
   EXPECT_EQ(qp.out, "") << qp.out;
   RunResult cm = run(g, "rdma res show cm_id", 30);
   EXPECT_EQ(cm.out, "") << cm.out;
-  EXPECT_NE(res.out.find("No such file or directory"), std::string::npos) << "/dev/o2lnd still there";
+  EXPECT_NE(res.out.find("No such file or directory"), std::string::npos)
+      << "/dev/o2lnd still there";
 
   // Load again and ping again.
   ASSERT_TRUE(insmod(g, kBothEnds).ok()) << bed().test_log();
@@ -182,7 +187,7 @@ TEST_F(OneGuestVeth, RmmodWhileConnectedFreesEverything) {
 }
 
 TEST_F(OneGuestVeth, ModuleLoadRejectsBadNetworks) {
-  Guest &g = guest("g1");
+  Guest& g = guest("g1");
   // An interface with no IPv4 address.
   ASSERT_TRUE(run(g, "ip link add vx0 type veth peer name vx1 && ip link set vx0 up").ok());
   const std::vector<std::string> bad = {
@@ -202,7 +207,7 @@ TEST_F(OneGuestVeth, ModuleLoadRejectsBadNetworks) {
       "o2ib0(a_very_long_interface_name_longer_than_ifnamsiz)",
   };
   int i = 0;
-  for (const auto &nets : bad) {
+  for (const auto& nets : bad) {
     std::string mark = "o2-itest-bad-networks-" + std::to_string(i++);
     run(g, "echo " + mark + " > /dev/kmsg", 10);
     RunResult r = insmod(g, nets);
@@ -212,7 +217,8 @@ TEST_F(OneGuestVeth, ModuleLoadRejectsBadNetworks) {
         << "networks='" << nets << "': no o2lnd line in dmesg explains the failure:\n"
         << log.out;
     RunResult left = run(g, "! grep '^o2lnd ' /proc/modules && ! ls -l /dev/o2lnd", 10);
-    EXPECT_TRUE(left.ok()) << "networks='" << nets << "' left the module or /dev/o2lnd behind:\n" << left.out;
+    EXPECT_TRUE(left.ok()) << "networks='" << nets << "' left the module or /dev/o2lnd behind:\n"
+                           << left.out;
     if (!left.ok()) run(g, "rmmod o2lnd", 30);
   }
   run(g, "ip link del vx0", 10);
