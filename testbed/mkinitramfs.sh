@@ -64,11 +64,6 @@ if [ -n "$O2_MODDIR" ]; then
 	[ -e $R/lib ] || ln -s usr/lib $R/lib
 	mount --bind $R$O2_MODDIR $R/usr/lib/modules/$REL || log "bind modules failed"
 fi
-# The project folder (tag "live") without caching, so files rebuilt on the
-# host are seen at once by a running guest.
-if [ -n "$O2_LIVE" ]; then
-	mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=mmap live $R$O2_LIVE || log "mount live $O2_LIVE failed"
-fi
 mkdir -p $R/out
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 out $R/out || log "mount /out failed"
 mount -t proc proc $R/proc
@@ -79,6 +74,13 @@ mount -t devpts devpts $R/dev/pts
 mount -t tmpfs tmpfs $R/dev/shm
 mount -t tmpfs -o mode=755 tmpfs $R/run
 mount -t tmpfs -o mode=1777 tmpfs $R/tmp
+# The project folder (tag "live") without caching, so files rebuilt on the
+# host are seen at once by a running guest.  Mounted after the guest's own
+# /tmp and /run: a checkout under /tmp (CI clones anywhere) stays visible.
+if [ -n "$O2_LIVE" ]; then
+	mkdir -p $R$O2_LIVE
+	mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=mmap live $R$O2_LIVE || log "mount live $O2_LIVE failed"
+fi
 mount -t debugfs debugfs $R/sys/kernel/debug 2>/dev/null
 umount /proc /sys /dev 2>/dev/null
 [ -e $R$O2_INIT ] || fail "no guest init script $O2_INIT"
