@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <sys/types.h>
@@ -16,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -47,7 +47,9 @@ void klog(const std::string& msg) {
   int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
   std::string l = "o2-agent: " + msg + "\n";
   if (fd >= 0) {
-    (void)!write(fd, l.data(), l.size());
+    // Best effort: the kernel log is a convenience, stderr has the line too.
+    const ssize_t written = write(fd, l.data(), l.size());
+    static_cast<void>(written);
     close(fd);
   }
   fputs(l.c_str(), stderr);
@@ -83,7 +85,7 @@ void reaper() {
       continue;
     }
     std::lock_guard lk(g_child_mu);
-    if (g_ours.count(pid)) {
+    if (g_ours.count(pid) != 0u) {
       g_exited[pid] = st;
       g_child_cv.notify_all();
     }
@@ -95,19 +97,19 @@ bool drain(int fd, std::string& out) {
   char buf[65536];
   ssize_t n = read(fd, buf, sizeof buf);
   if (n > 0) {
-    if (out.size() < kMaxOutput)
+    if (out.size() < kMaxOutput) {
       out.append(buf, std::min<size_t>(static_cast<size_t>(n), kMaxOutput - out.size()));
+    }
     return true;
   }
-  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
-  return false;
+  return n < 0 && (errno == EAGAIN || errno == EINTR);
 }
 
-void do_run(uint32_t id, std::string payload) {
+void do_run(uint32_t id, const std::string& payload) {
   uint32_t timeout_ms = proto::get_u32(payload, 0);
   uint32_t flags = proto::get_u32(payload, 4);
   std::string cmd = payload.size() > 8 ? payload.substr(8) : "";
-  bool separate = flags & proto::kSeparateStderr;
+  bool separate = (flags & proto::kSeparateStderr) != 0u;
 
   int po[2], pe[2] = {-1, -1};
   if (pipe2(po, O_CLOEXEC) < 0 || (separate && pipe2(pe, O_CLOEXEC) < 0)) {
@@ -125,7 +127,7 @@ void do_run(uint32_t id, std::string payload) {
   sigset_t empty;
   sigemptyset(&empty);
 
-  pid_t pid;
+  pid_t pid = 0;
   {
     std::lock_guard lk(g_child_mu);  // the reaper must see pid in g_ours
     pid = fork();
@@ -135,7 +137,9 @@ void do_run(uint32_t id, std::string payload) {
       dup2(devnull, 0);
       dup2(po[1], 1);
       dup2(separate ? pe[1] : po[1], 2);
-      (void)!chdir("/");
+      if (chdir("/") != 0) {
+        _exit(126);
+      }
       execv(argv[0], const_cast<char**>(argv));
       _exit(127);
     }
@@ -154,7 +158,8 @@ void do_run(uint32_t id, std::string payload) {
   if (pid < 0) {
     out = std::string("o2-agent: fork: ") + strerror(errno) + "\n";
   } else {
-    auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms ? timeout_ms : 600000);
+    auto deadline =
+        Clock::now() + std::chrono::milliseconds(timeout_ms != 0u ? timeout_ms : 600000);
     bool out_open = true, err_open = separate;
     bool exited = false;
     Clock::time_point exit_time{};
@@ -163,8 +168,8 @@ void do_run(uint32_t id, std::string payload) {
       pollfd p[2] = {{out_open ? po[0] : -1, POLLIN, 0}, {err_open ? pe[0] : -1, POLLIN, 0}};
       int n = poll(p, 2, exited ? 100 : 50);
       if (n > 0) {
-        if (p[0].revents && !drain(po[0], out)) out_open = false;
-        if (p[1].revents && !drain(pe[0], err)) err_open = false;
+        if ((p[0].revents != 0) && !drain(po[0], out)) out_open = false;
+        if ((p[1].revents != 0) && !drain(pe[0], err)) err_open = false;
       }
       if (!exited) {
         std::lock_guard lk(g_child_mu);
@@ -181,11 +186,12 @@ void do_run(uint32_t id, std::string payload) {
         // Output of background children that keep the pipe open is not
         // waited for: stop when idle or after 1 s.
         if ((!out_open && !err_open) || n == 0 ||
-            Clock::now() - exit_time > std::chrono::seconds(1))
+            Clock::now() - exit_time > std::chrono::seconds(1)) {
           break;
+        }
         continue;
       }
-      if (Clock::now() > deadline && !(rflags & proto::kTimedOut)) {
+      if (Clock::now() > deadline && ((rflags & proto::kTimedOut) == 0u)) {
         rflags |= proto::kTimedOut;
         kill(-pid, SIGKILL);
         kill(pid, SIGKILL);
@@ -302,7 +308,7 @@ int main(int argc, char** argv) {
       continue;
     }
     buf.append(rb, static_cast<size_t>(n));
-    proto::Header h;
+    proto::Header h{};
     std::string payload;
     while (proto::parse_frame(buf, h, payload)) {
       switch (h.type) {

@@ -66,10 +66,11 @@ int main(int argc, char** argv) {
       o.die_with_parent = false;
       std::string topo = "two";
       for (size_t i = 0; i < a.size(); i++) {
-        if (a[i] == "--kernel" && i + 1 < a.size())
+        if (a[i] == "--kernel" && i + 1 < a.size()) {
           o.kernel = a[++i];
-        else
+        } else {
           topo = a[i];
+        }
       }
       // Kill a previous test bed in this folder first.
       if (std::filesystem::exists(dir + "/guests")) {
@@ -90,9 +91,10 @@ int main(int argc, char** argv) {
       tb->detach_all();
       double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       printf("o2-testbed: %s up in %.1f s (state in %s)\n", topo.c_str(), s, tb->dir().c_str());
-      for (size_t i = 0; i < tb->size(); i++)
+      for (size_t i = 0; i < tb->size(); i++) {
         printf("  %zu %s  console %s\n", i + 1, (*tb)[i].name().c_str(),
                (*tb)[i].console_path().c_str());
+      }
       return 0;
     }
     auto tb = Testbed::attach(dir);
@@ -151,10 +153,11 @@ int main(int argc, char** argv) {
     }
     if (cmd == "reports") {
       std::vector<std::string> r;
-      if (a.empty())
+      if (a.empty()) {
         r = tb->kernel_reports();
-      else
+      } else {
         for (auto& l : tb->by(a[0]).kernel_reports()) r.push_back(a[0] + ": " + l);
+      }
       for (auto& l : r) printf("%s\n", l.c_str());
       return r.empty() ? 0 : 1;
     }

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -12,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -41,7 +41,7 @@ namespace {
 
 std::string env_or(const char* name, const std::string& def) {
   const char* v = getenv(name);
-  return v && *v ? std::string(v) : def;
+  return v && (*v != 0) ? std::string(v) : def;
 }
 
 std::string slurp(const std::string& path, size_t from = 0) {
@@ -90,7 +90,7 @@ Kernel Kernel::find(const std::string& name_in) {
     // kernel/build.sh folders: <flavour>-<hash>-<key>; take the newest finished one.
     fs::file_time_type best{};
     std::error_code ec;
-    for (auto& e : fs::directory_iterator(cache, ec)) {
+    for (const auto& e : fs::directory_iterator(cache, ec)) {
       std::string fn = e.path().filename().string();
       if (fn.rfind(name + "-", 0) != 0 || !fs::exists(e.path() / ".done")) continue;
       auto t = fs::last_write_time(e.path() / ".done", ec);
@@ -102,9 +102,10 @@ Kernel Kernel::find(const std::string& name_in) {
   }
   std::error_code ec;
   auto canon = fs::canonical(dir, ec);
-  if (ec)
+  if (ec) {
     throw Error("kernel '" + name + "': no folder " + dir +
                 " (run testbed/setup.sh, or kernel/build.sh for test/debug)");
+  }
   Kernel k;
   k.dir = canon.string();
   k.image = fs::exists(k.dir + "/vmlinux") ? k.dir + "/vmlinux" : k.dir + "/bzImage";
@@ -112,14 +113,16 @@ Kernel Kernel::find(const std::string& name_in) {
   // line when entered through PVH (qboot + ELF vmlinux): QEMU just exits.
   // Through the bzImage's own entry it boots.
   if (fs::exists(k.dir + "/bzImage") &&
-      slurp(k.dir + "/obj/.config").find("\nCONFIG_KASAN=y\n") != std::string::npos)
+      slurp(k.dir + "/obj/.config").find("\nCONFIG_KASAN=y\n") != std::string::npos) {
     k.image = k.dir + "/bzImage";
+  }
   k.initrd = k.dir + "/initramfs.cpio.gz";
   std::ifstream rf(k.dir + "/release");
   std::getline(rf, k.release);
   k.moddir = k.dir + "/lib/modules/" + k.release;
-  if (!fs::exists(k.moddir) && fs::exists(k.dir + "/root/lib/modules/" + k.release))
+  if (!fs::exists(k.moddir) && fs::exists(k.dir + "/root/lib/modules/" + k.release)) {
     k.moddir = k.dir + "/root/lib/modules/" + k.release;
+  }
   std::string mkinit = top_dir() + "/testbed/mkinitramfs.sh";
   std::error_code ec2;
   bool stale = fs::exists(k.initrd) && fs::exists(mkinit) &&
@@ -128,8 +131,9 @@ Kernel Kernel::find(const std::string& name_in) {
     std::string cmd = "'" + top_dir() + "/testbed/mkinitramfs.sh' '" + k.dir + "' >&2";
     if (system(cmd.c_str()) != 0) throw Error("mkinitramfs.sh " + k.dir + " failed");
   }
-  if (!fs::exists(k.image) || !fs::exists(k.initrd) || k.release.empty())
+  if (!fs::exists(k.image) || !fs::exists(k.initrd) || k.release.empty()) {
     throw Error("kernel folder " + k.dir + " lacks vmlinux/bzImage, initramfs.cpio.gz or release");
+  }
   return k;
 }
 
@@ -169,11 +173,13 @@ std::vector<std::string> scan_reports(const std::string& log) {
   while (std::getline(is, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     bool hit = false;
-    for (auto p : kPatterns)
+    for (const auto* p : kPatterns) {
       if (line.find(p) != std::string::npos) hit = true;
+    }
     if (!hit) continue;
-    for (auto p : kIgnore)
+    for (const auto* p : kIgnore) {
       if (line.find(p) != std::string::npos) hit = false;
+    }
     if (hit) out.push_back(line);
   }
   return out;
@@ -223,11 +229,12 @@ std::vector<std::string> Guest::qemu_argv() const {
     std::string all = slurp(cfg_.dir + "/qemu.args");
     std::vector<std::string> v;
     size_t s = 0;
-    for (size_t i = 0; i < all.size(); i++)
+    for (size_t i = 0; i < all.size(); i++) {
       if (all[i] == '\0') {
         v.push_back(all.substr(s, i - s));
         s = i + 1;
       }
+    }
     if (v.empty()) throw Error("no qemu.args in " + cfg_.dir);
     return v;
   }
@@ -238,7 +245,7 @@ std::vector<std::string> Guest::qemu_argv() const {
       "o2.name=" +
       cfg_.name + " o2.agent=" + cfg_.agent + " o2.init=" + cfg_.init + " o2.moddir=" + k.moddir +
       " o2.live=" + top_dir();
-  for (auto& p : cfg_.params) append += " " + p;
+  for (const auto& p : cfg_.params) append += " " + p;
   std::vector<std::string> a = {
       "qemu-system-x86_64",
       "-name",
@@ -282,16 +289,16 @@ std::vector<std::string> Guest::qemu_argv() const {
       std::string("virtserialport,chardev=agent,name=") + proto::kPortName,
   };
   if (pvh) {
-    a.push_back("-bios");
-    a.push_back("/usr/share/qemu/qboot.rom");
+    a.emplace_back("-bios");
+    a.emplace_back("/usr/share/qemu/qboot.rom");
   }
   for (size_t i = 0; i < cfg_.nics.size(); i++) {
     const Nic& n = cfg_.nics[i];
     std::string id = "n" + std::to_string(i);
-    a.push_back("-netdev");
+    a.emplace_back("-netdev");
     a.push_back("dgram,id=" + id + ",local.type=unix,local.path=" + n.local_sock +
                 ",remote.type=unix,remote.path=" + n.remote_sock);
-    a.push_back("-device");
+    a.emplace_back("-device");
     a.push_back("virtio-net-pci,netdev=" + id + ",mac=" + n.mac + ",romfile=,host_mtu=9000");
   }
   return a;
@@ -329,6 +336,7 @@ void Guest::start() {
     spit(cfg_.dir + "/qemu.cmdline", sh + "\n");
   }
   std::vector<char*> cargv;
+  cargv.reserve(argv.size());
   for (auto& s : argv) cargv.push_back(s.data());
   cargv.push_back(nullptr);
   std::string qlog = cfg_.dir + "/qemu.log";
@@ -383,7 +391,7 @@ void Guest::boot(std::chrono::seconds timeout) {
 
 bool Guest::alive() const {
   if (pid_ <= 0) return false;
-  int st;
+  int st = 0;
   pid_t r = waitpid(pid_, &st, WNOHANG);
   if (r == pid_) {
     const_cast<Guest*>(this)->pid_ = -1;
@@ -402,7 +410,7 @@ void Guest::kill() {
   if (comm.rfind("qemu-system", 0) == 0) {
     ::kill(p, SIGKILL);
     for (int i = 0; i < 200; i++) {
-      int st;
+      int st = 0;
       pid_t r = waitpid(p, &st, WNOHANG);
       if (r == p || (r < 0 && ::kill(p, 0) != 0)) break;
       usleep(10000);
@@ -422,7 +430,8 @@ bool Guest::connect_agent() {
     close(fd);
     throw Error("socket path too long: " + path);
   }
-  std::strcpy(sa.sun_path, path.c_str());
+  path.copy(sa.sun_path, path.size());  // fits, with the NUL from sa{}
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): sockets API
   if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0) {
     close(fd);
     return false;
@@ -457,7 +466,7 @@ void Guest::reader_loop(int fd) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     buf.append(rb, static_cast<size_t>(n));
-    proto::Header h;
+    proto::Header h{};
     std::string payload;
     while (proto::parse_frame(buf, h, payload)) {
       std::lock_guard lk(mu_);
@@ -477,8 +486,8 @@ void Guest::reader_loop(int fd) {
 std::optional<std::pair<uint32_t, std::string>> Guest::request(uint32_t type,
                                                                const std::string& payload,
                                                                double timeout_s) {
-  uint32_t id;
-  int fd;
+  uint32_t id = 0;
+  int fd = 0;
   {
     std::lock_guard lk(mu_);
     if (!connected_) return std::nullopt;
@@ -530,7 +539,7 @@ RunResult Guest::run(const std::string& cmd, double timeout_s, bool separate_std
   res.status = static_cast<int32_t>(proto::get_u32(p, 0));
   uint32_t flags = proto::get_u32(p, 4);
   uint32_t olen = proto::get_u32(p, 8);
-  res.timed_out = flags & proto::kTimedOut;
+  res.timed_out = ((flags & proto::kTimedOut) != 0u);
   res.out = p.substr(12, olen);
   res.err = p.size() > 12 + olen ? p.substr(12 + olen) : "";
   return res;
@@ -538,17 +547,19 @@ RunResult Guest::run(const std::string& cmd, double timeout_s, bool separate_std
 
 std::string Guest::check(const std::string& cmd, double timeout_s) {
   RunResult r = run(cmd, timeout_s);
-  if (!r.ok())
+  if (!r.ok()) {
     throw Error(cfg_.name + ": `" + cmd + "` failed (status " + std::to_string(r.status) +
                 (r.timed_out ? ", timed out" : "") + "):\n" + r.out);
+  }
   return r.out;
 }
 
 std::optional<std::string> Guest::read_file(const std::string& path, double timeout_s) {
   if (!connected_ && alive()) connect_agent();
   auto r = request(proto::kReadFile, path, timeout_s);
-  if (!r || r->first != proto::kFile || r->second.size() < 4 || proto::get_u32(r->second, 0) != 0)
+  if (!r || r->first != proto::kFile || r->second.size() < 4 || proto::get_u32(r->second, 0) != 0) {
     return std::nullopt;
+  }
   return r->second.substr(4);
 }
 
@@ -572,7 +583,7 @@ std::vector<std::string> Guest::kernel_reports() {
   auto add = [&](const std::string& l) {
     // dedupe console vs dmesg: compare the text after the "[ time]" stamp
     size_t b = l.find("] ");
-    std::string key = l.rfind("[", 0) == 0 && b != std::string::npos ? l.substr(b + 2) : l;
+    std::string key = l.rfind('[', 0) == 0 && b != std::string::npos ? l.substr(b + 2) : l;
     if (seen.insert(key).second) out.push_back(l);
   };
   for (auto& l : scan_reports(slurp(console_path(), console_mark_))) add(l);

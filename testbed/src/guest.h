@@ -60,7 +60,7 @@ struct RunResult {
   std::string out;  // stdout+stderr (or stdout with separate_stderr)
   std::string err;
   double seconds = 0;
-  bool ok() const { return status == 0 && !timed_out; }
+  [[nodiscard]] bool ok() const { return status == 0 && !timed_out; }
 };
 
 class Guest {
@@ -69,14 +69,16 @@ class Guest {
   ~Guest();  // kills the guest unless detach()ed
   Guest(const Guest&) = delete;
   Guest& operator=(const Guest&) = delete;
+  Guest(Guest&&) = delete;
+  Guest& operator=(Guest&&) = delete;
 
   // Re-attach to a guest booted earlier (by another process) in `dir`.
   static std::unique_ptr<Guest> attach(const std::string& dir);
 
-  const GuestConfig& config() const { return cfg_; }
-  const std::string& name() const { return cfg_.name; }
-  std::string out_dir() const { return cfg_.dir + "/out"; }
-  std::string console_path() const { return cfg_.dir + "/console.log"; }
+  [[nodiscard]] const GuestConfig& config() const { return cfg_; }
+  [[nodiscard]] const std::string& name() const { return cfg_.name; }
+  [[nodiscard]] std::string out_dir() const { return cfg_.dir + "/out"; }
+  [[nodiscard]] std::string console_path() const { return cfg_.dir + "/console.log"; }
 
   // Starts QEMU (killing a previous instance) and waits until the agent
   // answers.  Throws Error on timeout or if QEMU dies.
@@ -85,10 +87,10 @@ class Guest {
   void start();
   void wait_ready(std::chrono::seconds timeout = std::chrono::seconds(180));
   void kill();  // SIGKILL by the pid QEMU wrote
-  bool alive() const;
+  [[nodiscard]] bool alive() const;
   void detach() { detached_ = true; }
-  double boot_seconds() const { return boot_seconds_; }
-  int boots() const { return boots_; }  // boots by this object so far
+  [[nodiscard]] double boot_seconds() const { return boot_seconds_; }
+  [[nodiscard]] int boots() const { return boots_; }  // boots by this object so far
 
   RunResult run(const std::string& cmd, double timeout_s = 60, bool separate_stderr = false);
   // Like run, but throws Error (with output) unless the command succeeds.
@@ -111,13 +113,13 @@ class Guest {
     uint32_t type = 0;
     std::string payload;
   };
-  std::vector<std::string> qemu_argv() const;
+  [[nodiscard]] std::vector<std::string> qemu_argv() const;
   bool connect_agent();
   void disconnect();
   void reader_loop(int fd);
   std::optional<std::pair<uint32_t, std::string>> request(uint32_t type, const std::string& payload,
                                                           double timeout_s);
-  pid_t read_pid() const;
+  [[nodiscard]] pid_t read_pid() const;
 
   GuestConfig cfg_;
   pid_t pid_ = -1;

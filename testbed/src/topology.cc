@@ -12,7 +12,7 @@ namespace o2tb {
 
 std::string default_state_dir() {
   const char* v = getenv("O2_RESULTS");
-  return (v && *v ? std::string(v) : top_dir() + "/results") + "/testbed";
+  return (v && (*v != 0) ? std::string(v) : top_dir() + "/results") + "/testbed";
 }
 
 Testbed::Testbed(const TopologyOptions& opts, std::vector<GuestSpec> specs,
@@ -72,20 +72,23 @@ std::unique_ptr<Testbed> Testbed::one_guest_veth(const TopologyOptions& o) {
 }
 
 std::unique_ptr<Testbed> Testbed::guests(int n, const TopologyOptions& o) {
-  if (n == 1)
+  if (n == 1) {
     return std::make_unique<Testbed>(o, std::vector<GuestSpec>{{"g1", {}, {}}},
                                      std::vector<LinkSpec>{});
-  if (n == 2)
+  }
+  if (n == 2) {
     return std::make_unique<Testbed>(
         o, std::vector<GuestSpec>{{"g1", {"192.168.1.1/24"}, {}}, {"g2", {"192.168.1.2/24"}, {}}},
         std::vector<LinkSpec>{{0, 0, 1, 0}});
-  if (n == 3)
+  }
+  if (n == 3) {
     return std::make_unique<Testbed>(
         o,
         std::vector<GuestSpec>{{"compute", {"192.168.1.1/24"}, {}},
                                {"router", {"192.168.1.2/24", "192.168.2.2/24"}, {"o2.forward=1"}},
                                {"server", {"192.168.2.1/24"}, {}}},
         std::vector<LinkSpec>{{0, 0, 1, 0}, {1, 1, 2, 0}});
+  }
   throw Error("Guests(n): n must be 1, 2 or 3");
 }
 
@@ -111,24 +114,28 @@ void Testbed::detach_all() {
 }
 
 Guest& Testbed::by(const std::string& n) {
-  for (auto& g : guests_)
+  for (auto& g : guests_) {
     if (g->name() == n) return *g;
+  }
   char* end = nullptr;
   long i = strtol(n.c_str(), &end, 10);
-  if (end && *end == '\0' && i >= 1 && static_cast<size_t>(i) <= guests_.size())
+  if (end && *end == '\0' && i >= 1 && static_cast<size_t>(i) <= guests_.size()) {
     return *guests_[i - 1];
+  }
   throw Error("no guest '" + n + "'");
 }
 
 void Testbed::mark(const std::string& label) {
-  for (auto& g : guests_)
+  for (auto& g : guests_) {
     if (g->alive()) g->mark(label);
+  }
 }
 
 std::vector<std::string> Testbed::kernel_reports() {
   std::vector<std::string> out;
-  for (auto& g : guests_)
+  for (auto& g : guests_) {
     for (auto& r : g->kernel_reports()) out.push_back(g->name() + ": " + r);
+  }
   return out;
 }
 
@@ -142,8 +149,14 @@ std::unique_ptr<Testbed> Testbed::attach(const std::string& dir) {
   std::unique_ptr<Testbed> tb(new Testbed());
   tb->dir_ = dir;
   std::string name;
-  while (std::getline(list, name))
-    if (!name.empty()) tb->guests_.push_back(Guest::attach(dir + "/" + name));
+  while (std::getline(list, name)) {
+    if (!name.empty()) {
+      std::string gdir = dir;
+      gdir += "/";
+      gdir += name;
+      tb->guests_.push_back(Guest::attach(gdir));
+    }
+  }
   return tb;
 }
 

@@ -40,7 +40,7 @@ struct LinkSpec {
 
 class Testbed {
  public:
-  Testbed(const TopologyOptions& opts, std::vector<GuestSpec> guests, std::vector<LinkSpec> links);
+  Testbed(const TopologyOptions& opts, std::vector<GuestSpec> specs, std::vector<LinkSpec> links);
   static std::unique_ptr<Testbed> one_guest_veth(const TopologyOptions& o = {});
   static std::unique_ptr<Testbed> guests(int n, const TopologyOptions& o = {});
   // "veth", "two" (or "2"), "three" (or "3", "router")
@@ -50,10 +50,10 @@ class Testbed {
   void boot_all(std::chrono::seconds timeout = std::chrono::seconds(240));
   void kill_all();
   void detach_all();
-  size_t size() const { return guests_.size(); }
+  [[nodiscard]] size_t size() const { return guests_.size(); }
   Guest& operator[](size_t i) { return *guests_.at(i); }
   Guest& by(const std::string& name_or_index);  // "g2", "router" or "1"-based index
-  const std::string& dir() const { return dir_; }
+  [[nodiscard]] const std::string& dir() const { return dir_; }
 
   void mark(const std::string& label);
   std::vector<std::string> kernel_reports();  // "name: line"

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,7 +20,7 @@ namespace {
 
 std::string env_or(const char* name, const std::string& def) {
   const char* v = getenv(name);
-  return v && *v ? std::string(v) : def;
+  return v && (*v != 0) ? std::string(v) : def;
 }
 
 std::string now_stamp() {
@@ -61,9 +62,8 @@ std::string indent(const std::string& s, const std::string& prefix) {
 }
 
 bool has_line(const std::string& out, const std::string& line) {
-  for (auto& l : lines_of(out))
-    if (l == line) return true;
-  return false;
+  const auto lines = lines_of(out);
+  return std::ranges::any_of(lines, [&](const std::string& l) { return l == line; });
 }
 
 void Bed::boot(const std::string& suite, const std::string& topology) {
@@ -134,8 +134,9 @@ std::string Bed::kmemleak_check(Guest& g, bool baseline) {
   printf("[ kmemleak ] %s: %s scan in %.1f s\n", g.name().c_str(),
          baseline ? "baseline" : "after-test", s);
   fflush(stdout);
-  if (!r.ok())
+  if (!r.ok()) {
     return g.name() + ": kmemleak scan failed (status " + std::to_string(r.status) + "): " + r.out;
+  }
   if (baseline || r.out.find("unreferenced object") == std::string::npos) return "";
   std::string d = g.config().dir + "/kmemleak-" + test_ + ".txt";
   std::ofstream(d) << r.out;
@@ -171,8 +172,10 @@ void Bed::before_test(const std::string& test) {
   }
   // kmemleak baselines of all guests at once (each scan takes 5-25 s)
   std::vector<std::future<std::string>> res;
-  for (Guest* g : scan)
+  res.reserve(scan.size());
+  for (Guest* g : scan) {
     res.push_back(std::async(std::launch::async, [this, g] { return kmemleak_check(*g, true); }));
+  }
   for (size_t i = 0; i < scan.size(); i++) {
     std::string p = res[i].get();
     if (!p.empty()) throw o2tb::Error(p);
@@ -191,19 +194,21 @@ void Bed::after_test(bool failed) {
       continue;
     }
     RunResult r = run(g, "if grep -q '^o2lnd ' /proc/modules; then rmmod o2lnd; fi", 60);
-    if (!r.ok())
+    if (!r.ok()) {
       problems.push_back(g.name() + ": rmmod o2lnd at the end of the test failed (status " +
                          std::to_string(r.status) + "): " + r.out);
-    else if (baselined_[g.name()] == g.boots() && g.boots() > 0)
+    } else if (baselined_[g.name()] == g.boots() && g.boots() > 0) {
       scan.push_back(&g);
-    else if (baselined_[g.name()] > 0) {
+    } else if (baselined_[g.name()] > 0) {
       // booted again during the test: its boot's objects have no baseline
       printf("[ kmemleak ] %s: rebooted during the test, not checked\n", g.name().c_str());
     }
   }
   std::vector<std::future<std::string>> res;
-  for (Guest* g : scan)
+  res.reserve(scan.size());
+  for (Guest* g : scan) {
     res.push_back(std::async(std::launch::async, [this, g] { return kmemleak_check(*g, false); }));
+  }
   for (auto& f : res) {
     std::string p = f.get();
     if (!p.empty()) problems.push_back(p);
@@ -229,8 +234,9 @@ void Bed::after_test(bool failed) {
 
 void TopologyTest::SetUp() {
   if (!bed().tb()) GTEST_FAIL() << bed().boot_error();
-  if (needs_module() && !fs::exists(ko_path()))
+  if (needs_module() && !fs::exists(ko_path())) {
     GTEST_FAIL() << "no module at " << ko_path() << " (run make module)";
+  }
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   try {
     bed().before_test(info->name());

@@ -43,10 +43,10 @@ class Bed {
   void after_test(bool failed);
 
   o2tb::Testbed* tb() { return tb_.get(); }
-  const std::string& boot_error() const { return boot_error_; }
+  [[nodiscard]] const std::string& boot_error() const { return boot_error_; }
   // Logs the command and its result to the test's log file.
   RunResult run(Guest& g, const std::string& cmd, double timeout_s = 60);
-  const std::string& test_log() const { return test_log_; }
+  [[nodiscard]] const std::string& test_log() const { return test_log_; }
 
  private:
   // kmemleak ($O2_KMEMLEAK: 0 off, 1 required, unset: when the guest has
@@ -66,7 +66,7 @@ class Bed {
 class TopologyTest : public ::testing::Test {
  protected:
   virtual Bed& bed() = 0;
-  virtual bool needs_module() const { return true; }
+  [[nodiscard]] virtual bool needs_module() const { return true; }
   void SetUp() override;
   void TearDown() override;
 
@@ -85,6 +85,7 @@ class TopologyTest : public ::testing::Test {
   std::map<std::string, uint64_t> rxe_stats(Guest& g, const std::string& dev);
 };
 
+// NOLINTBEGIN(bugprone-macro-parentheses): Suite names a class.
 #define O2_TOPOLOGY_SUITE(Suite, topology)                            \
   class Suite : public ::o2it::TopologyTest {                         \
    public:                                                            \
@@ -114,5 +115,6 @@ class TopologyTest : public ::testing::Test {
     ::o2it::Bed& bed() override { return shared(); }                  \
     bool needs_module() const override { return false; }              \
   }
+// NOLINTEND(bugprone-macro-parentheses)
 
 }  // namespace o2it

@@ -99,8 +99,9 @@ TEST_F(OneGuestVeth, NetShowListsLocalNids) {
   EXPECT_EQ(lines_of(r.out).size(), 3U) << raw.out;
   EXPECT_TRUE(has_line(r.out, "o2ib0 192.168.1.1@o2ib0 up veth0")) << raw.out;
   EXPECT_TRUE(has_line(r.out, "o2ib0 192.168.1.2@o2ib0 up veth1")) << raw.out;
-  for (auto& l : lines_of(r.out))
+  for (auto& l : lines_of(r.out)) {
     EXPECT_TRUE(l.rfind("o2ib0 ", 0) == 0 || l.rfind("lo ", 0) == 0) << "unexpected NI: " << l;
+  }
 }
 
 TEST_F(OneGuestVeth, BadIoctlArgumentsGetCleanErrors) {
@@ -212,7 +213,10 @@ TEST_F(OneGuestVeth, ModuleLoadRejectsBadNetworks) {
     run(g, "echo " + mark + " > /dev/kmsg", 10);
     RunResult r = insmod(g, nets);
     EXPECT_NE(r.status, 0) << "networks='" << nets << "' was accepted";
-    RunResult log = run(g, "dmesg | sed -n '/" + mark + "/,$p' | grep -v " + mark, 10);
+    std::string cmd = "dmesg | sed -n '/";
+    cmd += mark + "/,$p' | grep -v ";
+    cmd += mark;
+    RunResult log = run(g, cmd, 10);
     EXPECT_NE(log.out.find("o2lnd"), std::string::npos)
         << "networks='" << nets << "': no o2lnd line in dmesg explains the failure:\n"
         << log.out;
