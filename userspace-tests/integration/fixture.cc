@@ -267,6 +267,14 @@ RunResult TopologyTest::o2ctl(Guest& g, const std::string& args, double timeout_
   return run(g, sh_quote(o2ctl_path()) + " " + args, timeout_s);
 }
 
+void TopologyTest::expect_ping_ok(Guest& g, const std::string& target, const std::string& extra) {
+  RunResult r = o2ctl(g, "ping " + target + (extra.empty() ? "" : " " + extra), 60);
+  EXPECT_EQ(r.status, 0) << g.name() << ": ping " << target << "\n" << r.out;
+  EXPECT_TRUE(has_line(r.out, "12345-0@lo")) << g.name() << ": ping " << target << "\n" << r.out;
+  EXPECT_TRUE(has_line(r.out, "12345-" + target)) << g.name() << ": ping " << target << "\n"
+                                                  << r.out;
+}
+
 uint64_t TopologyTest::read_counter(Guest& g, const std::string& path) {
   RunResult r = run(g, "cat " + sh_quote(path), 10);
   return r.ok() ? std::strtoull(r.out.c_str(), nullptr, 10) : 0;

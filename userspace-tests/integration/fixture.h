@@ -80,13 +80,18 @@ class TopologyTest : public ::testing::Test {
   RunResult rmmod(Guest& g, double timeout_s = 60);
   // o2ctl <args> (args are passed to bash as they are)
   RunResult o2ctl(Guest& g, const std::string& args, double timeout_s = 60);
+  // `o2ctl ping <target> <extra>` must succeed and list 0@lo and <target>,
+  // as lctl ping prints them ("12345-<nid>").
+  void expect_ping_ok(Guest& g, const std::string& target, const std::string& extra = "");
   uint64_t read_counter(Guest& g, const std::string& path);
   // `rdma stat show link DEV/1` counters (sent_pkts, rcvd_pkts, ...)
   std::map<std::string, uint64_t> rxe_stats(Guest& g, const std::string& dev);
 };
 
 // NOLINTBEGIN(bugprone-macro-parentheses): Suite names a class.
-#define O2_TOPOLOGY_SUITE(Suite, topology)                            \
+// A fixture class per suite, sharing one booted topology across its tests;
+// the trailing arguments are extra members of the class.
+#define O2_SUITE_CLASS(Suite, topology, ...)                          \
   class Suite : public ::o2it::TopologyTest {                         \
    public:                                                            \
     static ::o2it::Bed& shared() {                                    \
@@ -98,23 +103,15 @@ class TopologyTest : public ::testing::Test {
                                                                       \
    protected:                                                         \
     ::o2it::Bed& bed() override { return shared(); }                  \
-  }
-
-// A suite that tests the test bed itself (no o2lnd.ko needed).
-#define O2_TESTBED_SUITE(Suite, topology)                             \
-  class Suite : public ::o2it::TopologyTest {                         \
-   public:                                                            \
-    static ::o2it::Bed& shared() {                                    \
-      static ::o2it::Bed b;                                           \
-      return b;                                                       \
-    }                                                                 \
-    static void SetUpTestSuite() { shared().boot(#Suite, topology); } \
-    static void TearDownTestSuite() { shared().shutdown(); }          \
-                                                                      \
-   protected:                                                         \
-    ::o2it::Bed& bed() override { return shared(); }                  \
-    bool needs_module() const override { return false; }              \
+    __VA_ARGS__                                                       \
   }
 // NOLINTEND(bugprone-macro-parentheses)
+
+#define O2_TOPOLOGY_SUITE(Suite, topology) O2_SUITE_CLASS(Suite, topology)
+
+// A suite that tests the test bed itself (no o2lnd.ko needed).
+#define O2_TESTBED_SUITE(Suite, topology) \
+  O2_SUITE_CLASS(                         \
+      Suite, topology, bool needs_module() const override { return false; })
 
 }  // namespace o2it
