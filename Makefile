@@ -4,6 +4,8 @@
 #   make run        set up the test bed, boot two guests on Soft-RoCE, ping
 #   make check      the whole test suite; ends with "N passed, N failed"
 #                   (FILTER=<gtest filter> runs a subset of the scenarios)
+#   make bench-recovery  recovery-after-reboot benchmark on two guests
+#                   (RUNS=<n> per case, default 3); writes results/recovery.md
 #
 # When invoked by Kbuild (KERNELRELEASE set) this file defers to Kbuild.
 
@@ -24,7 +26,7 @@ endif
 BUILD ?= $(TOP)/build
 JOBS ?= $(shell nproc)
 
-.PHONY: all module userspace setup run check clean tidy format checkpatch
+.PHONY: all module userspace setup run check bench-recovery clean tidy format checkpatch
 
 all: module userspace
 
@@ -46,6 +48,10 @@ run: setup
 check: setup
 	@$(MAKE) --no-print-directory all
 	$(TOP)/testbed/check.sh $(if $(FILTER),--filter '$(FILTER)')
+
+bench-recovery: setup
+	@$(MAKE) --no-print-directory all
+	$(TOP)/testbed/bench-recovery.sh $(if $(RUNS),--runs $(RUNS))
 
 checkpatch:
 	$(TOP)/scripts/checkpatch.sh

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * o2lnd: KUnit test module for the pure logic of the module (wire
- * formats, NIDs, decisions).
+ * formats, NIDs, decisions, states, fault rules).
  *
  * Linux 6.1 has no EXPORT_SYMBOL_IF_KUNIT, so the units under test are
  * compiled into this test module: this file includes their sources and
- * the suites in wire_test.c, nid_test.c, decide_test.c and state_test.c
- * call them.
+ * the suites in wire_test.c, nid_test.c, decide_test.c, state_test.c and
+ * fault_test.c call them.
  * Nothing is exported, so o2lnd.ko and this module can be loaded
  * together.  Built only against a kernel with CONFIG_KUNIT (Kbuild).
  */
@@ -14,6 +14,7 @@
 #include "../module/wire.c"
 #include "../module/nid.c"
 #include "../module/state.c"
+#include "../module/fault.c"
 
 MODULE_DESCRIPTION("o2lnd KUnit tests");
 MODULE_LICENSE("GPL");

@@ -9,7 +9,9 @@
 #include <linux/random.h>
 #include <linux/ratelimit.h>
 #include <linux/in.h>
+#include <linux/delay.h>
 #include "o2lnd.h"
+#include "trace.h"
 
 #define O2_CM_RETRY_COUNT	5
 #define O2_CM_RNR_RETRY_COUNT	6
@@ -50,6 +52,11 @@ static void o2_conn_connect_work(struct o2_conn *conn)
 		return;
 	}
 	conn->cmid = id;
+	rc = rdma_set_ack_timeout(id, o2_ack_timeout);
+	if (rc) {
+		o2_conn_close(conn, rc);
+		return;
+	}
 	src.sin_family = AF_INET;
 	src.sin_addr.s_addr = conn->ni->addr;
 	dst.sin_family = AF_INET;
@@ -102,6 +109,10 @@ int o2_conn_start_active(struct o2_peer *peer)
 	spin_unlock(&conn->lock);
 	/* the allocation's reference becomes the peer list's */
 	list_add_tail(&conn->peer_list, &peer->conns);
+	peer->n.connects++;
+	o2_peer_update_state(peer);
+	trace_o2lnd_connect_phase(ni->nid, peer->nid, O2_PHASE_ADDR,
+				  jiffies_to_msecs(o2_connect_timeout()));
 	kref_get(&conn->ref);	/* for the connect work */
 	spin_unlock(&ni->lock);
 	atomic64_inc(&ni->stats.connects_active);
@@ -123,6 +134,9 @@ static bool o2_conn_next_phase(struct o2_conn *conn, enum o2_conn_phase phase)
 		conn->deadline = jiffies + o2_connect_timeout();
 	}
 	spin_unlock(&conn->lock);
+	if (ok)
+		trace_o2lnd_connect_phase(conn->ni->nid, conn->peer->nid, phase,
+					  jiffies_to_msecs(o2_connect_timeout()));
 	return ok;
 }
 
@@ -189,9 +203,40 @@ static int o2_connack_check(struct o2_conn *conn,
 	return 0;
 }
 
+/*
+ * Both sides' connects can cross so that each accepts the other's (a
+ * request that arrives while the receiver's own accept is still being
+ * set up slips past the race check).  Both sides then keep the same
+ * one: the connection opened by the higher NID (o2_race_we_win()), and
+ * close the other with -EALREADY (its messages are sent again on the
+ * survivor).  A connect to our own NID has its two halves on one peer:
+ * they are one connection.  Caller holds ni->lock.
+ * Return: the conn to close (referenced), or NULL.
+ */
+static struct o2_conn *o2_peer_duplicate_locked(struct o2_conn *conn)
+{
+	struct o2_peer *peer = conn->peer;
+	struct o2_ni *ni = conn->ni;
+	struct o2_conn *other, *loser;
+
+	if (peer->nid == ni->nid)
+		return NULL;
+	list_for_each_entry(other, &peer->conns, peer_list) {
+		if (other == conn || other->active == conn->active ||
+		    READ_ONCE(other->state) != O2_CONN_ESTABLISHED)
+			continue;
+		loser = conn->active == o2_race_we_win(ni->nid, peer->nid) ?
+			other : conn;
+		kref_get(&loser->ref);
+		return loser;
+	}
+	return NULL;
+}
+
 static void o2_cm_established(struct o2_conn *conn,
 			      struct rdma_cm_event *event)
 {
+	struct o2_conn *dup = NULL;
 	struct o2_peer *peer = conn->peer;
 	struct o2_ni *ni = conn->ni;
 	char nid[O2_NIDSTR_SIZE];
@@ -230,12 +275,30 @@ static void o2_cm_established(struct o2_conn *conn,
 			peer->incarnation = stamp;
 		}
 		conn->phase = O2_PHASE_NONE;
+		/* RDMAP: the initiator sends first (hold_sends: accept) */
+		conn->greet = conn->active &&
+			      rdma_protocol_iwarp(conn->cmid->device,
+						  conn->cmid->port_num);
 		o2_conn_set_state(conn, O2_CONN_ESTABLISHED);
 	}
 	spin_unlock(&conn->lock);
+	if (ok) {
+		o2_peer_update_state(peer);
+		dup = o2_peer_duplicate_locked(conn);
+	}
 	spin_unlock(&ni->lock);
 	if (!ok)
 		return;
+	if (dup) {
+		pr_info_ratelimited("o2lnd: %s: two connections with %s after a race; closing the one %s opened\n",
+				    ni->net, o2_peer_str(peer, nid),
+				    dup->active ? "we" : "it");
+		o2_conn_close(dup, -EALREADY);
+		o2_conn_put(dup);
+		if (dup == conn)
+			return;
+	}
+	trace_o2lnd_connect_phase(ni->nid, peer->nid, O2_PHASE_NONE, 0);
 	pr_info_ratelimited("o2lnd: %s: connected to %s (%s, queue depth %u)\n",
 			    ni->net, o2_peer_str(peer, nid),
 			    conn->active ? "active" : "passive",
@@ -258,6 +321,32 @@ static long o2_reject_decide(struct o2_conn *conn, const struct o2_rej *rej)
 	return ms < 0 ? -1 : (long)msecs_to_jiffies(ms);
 }
 
+static const char * const o2_reject_names[] = {
+	[O2_REJECT_CONN_RACE] = "CONN_RACE",
+	[O2_REJECT_NO_RESOURCES] = "NO_RESOURCES",
+	[O2_REJECT_FATAL] = "FATAL",
+	[O2_REJECT_CONN_UNCOMPAT] = "CONN_UNCOMPAT",
+	[O2_REJECT_CONN_STALE] = "CONN_STALE",
+	[O2_REJECT_RDMA_FRAGS] = "RDMA_FRAGS",
+	[O2_REJECT_MSG_QUEUE_SIZE] = "MSG_QUEUE_SIZE",
+	[O2_REJECT_INVALID_SRV_ID] = "INVALID_SRV_ID",
+	[O2_REJECT_EARLY] = "EARLY",
+};
+
+static const char *o2_reject_name(u8 why)
+{
+	if (why >= ARRAY_SIZE(o2_reject_names) || !o2_reject_names[why])
+		return "unknown";
+	return o2_reject_names[why];
+}
+
+/*
+ * Our connect was rejected.  The reject data is o2iblnd's (reason,
+ * rejecter's incarnation and parameters); o2_reject_retry_ms() decides:
+ * retry (renegotiated, after a delay) or fail the queued messages with
+ * -ECONNREFUSED.  A passive conn sees REJECTED when the requester gave
+ * up on its REP: that is only a failed accept.
+ */
 static void o2_cm_rejected(struct o2_conn *conn, struct rdma_cm_id *id,
 			   struct rdma_cm_event *event)
 {
@@ -269,6 +358,10 @@ static void o2_cm_rejected(struct o2_conn *conn, struct rdma_cm_id *id,
 	long delay = -1;
 	u8 len = 0;
 
+	if (!conn->active) {
+		o2_conn_close(conn, -ECONNRESET);
+		return;
+	}
 	atomic64_inc(&ni->stats.rejects_received);
 	data = rdma_consumer_reject_data(id, event, &len);
 	if (!data && event->status == IB_CM_REJ_STALE_CONN) {
@@ -283,21 +376,32 @@ static void o2_cm_rejected(struct o2_conn *conn, struct rdma_cm_id *id,
 		pr_warn_ratelimited("o2lnd: %s: connection to %s rejected: %s\n",
 				    ni->net, o2_peer_str(peer, nid),
 				    rdma_reject_msg(id, event->status));
+		spin_lock(&ni->lock);
+		peer->n.rejects_received++;
+		spin_unlock(&ni->lock);
 		o2_conn_close(conn, -ECONNREFUSED);
 		return;
 	}
 	spin_lock(&ni->lock);
+	peer->n.rejects_received++;
+	peer->last_reject = rej.why;
+	if (rej.why == O2_REJECT_CONN_RACE)
+		peer->n.races_received++;
 	delay = o2_reject_decide(conn, &rej);
+	trace_o2lnd_reject_received(ni->nid, peer->nid, rej.why,
+				    delay >= 0 ? (long)jiffies_to_msecs(delay) :
+						 -1L);
 	if (delay >= 0) {
 		peer->reconnect = true;
 		peer->reconnect_at = jiffies + delay;
 	}
 	spin_unlock(&ni->lock);
 	if (delay < 0 || rej.why != O2_REJECT_CONN_RACE)
-		pr_info_ratelimited("o2lnd: %s: %s rejected our connection (reason %u)%s\n",
-				    ni->net, o2_peer_str(peer, nid), rej.why,
+		pr_info_ratelimited("o2lnd: %s: %s rejected our connection: %s%s\n",
+				    ni->net, o2_peer_str(peer, nid),
+				    o2_reject_name(rej.why),
 				    delay >= 0 ? ", retrying" : "");
-	o2_conn_close(conn, -ECONNREFUSED);
+	o2_conn_close(conn, delay >= 0 ? -EAGAIN : -ECONNREFUSED);
 }
 
 static void o2_cm_addr_error(struct o2_conn *conn, struct rdma_cm_event *event)
@@ -326,39 +430,76 @@ static int o2_cm_error_errno(struct rdma_cm_event *event, int dflt)
 	return event->status == -ETIMEDOUT ? -ETIMEDOUT : dflt;
 }
 
-static int o2_cm_reject(struct o2_ni *ni, struct rdma_cm_id *id, u8 why)
+/*
+ * Reject a CONNECT_REQUEST with @why, advertising @cp (NULL: ours);
+ * @peer_nid for the tracepoint (0 when the request was unreadable).
+ * Return: non-zero, so that the CM destroys the new id.
+ */
+static int o2_cm_reject_cp(struct o2_ni *ni, struct rdma_cm_id *id, u8 why,
+			   const struct o2_connparams *cp, u64 peer_nid)
 {
-	struct o2_connparams cp;
+	struct o2_connparams ours;
 	struct o2_rej rej;
 
-	o2_our_connparams(&cp);
-	o2_rej_pack(&rej, why, ni->stamp, &cp);
+	if (!cp) {
+		o2_our_connparams(&ours);
+		cp = &ours;
+	}
+	o2_rej_pack(&rej, why, ni->stamp, cp);
 	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
 	atomic64_inc(&ni->stats.rejects_sent);
-	/* non-zero: the CM destroys the new id */
+	trace_o2lnd_reject_sent(ni->nid, peer_nid, why, -1);
 	return -ECONNREFUSED;
 }
 
+static int o2_cm_reject(struct o2_ni *ni, struct rdma_cm_id *id, u8 why)
+{
+	return o2_cm_reject_cp(ni, id, why, NULL, 0);
+}
+
+/* Reject a known peer's request, counting it on the peer. */
+static int o2_cm_reject_peer(struct o2_peer *peer, struct rdma_cm_id *id,
+			     u8 why, const struct o2_connparams *cp)
+{
+	struct o2_ni *ni = peer->ni;
+
+	spin_lock(&ni->lock);
+	peer->n.rejects_sent++;
+	if (why == O2_REJECT_CONN_RACE)
+		peer->n.races_sent++;
+	spin_unlock(&ni->lock);
+	return o2_cm_reject_cp(ni, id, why, cp, peer->nid);
+}
+
 /*
- * Validate a CONNREQ.  A malformed request, a bad magic or version, a
- * non-o2ib source, or a dstnid that is not this NI are all FATAL (the
- * requester is misconfigured and retrying cannot help).
+ * Validate a CONNREQ from @id.  A malformed request, a bad magic or
+ * version, a non-o2ib source, a dstnid that is not this NI, or a srcnid
+ * on another network than this NI or whose address is not the IPv4
+ * address the request came from are all
+ * FATAL (the requester is misconfigured, or claims another node's NID:
+ * an o2iblnd node always connects from its NI's address, so this costs
+ * no compatibility and stops a third node from passing for a peer and
+ * closing its connections as "rebooted").  Logs name the source address.
  * Return: 0 or the O2_REJECT_* reason.
  */
-static u8 o2_connreq_check(struct o2_ni *ni,
+static u8 o2_connreq_check(struct o2_ni *ni, struct rdma_cm_id *id,
 			   const struct rdma_conn_param *param,
 			   struct o2_connmsg *req)
 {
+	struct sockaddr *sa = (struct sockaddr *)&id->route.addr.dst_addr;
 	struct o2_msg_expect exp = {};
 	struct o2_connparams ours;
 	char nid[O2_NIDSTR_SIZE];
+	__be32 from = 0;
 	u32 nob;
 	int rc;
 
+	if (sa->sa_family == AF_INET)
+		from = ((struct sockaddr_in *)sa)->sin_addr.s_addr;
 	nob = o2_msg_peek_nob(param->private_data, param->private_data_len);
 	if (nob != sizeof(*req) || param->private_data_len < nob) {
-		pr_warn_ratelimited("o2lnd: %s: malformed CONNREQ (%u bytes)\n",
-				    ni->net, param->private_data_len);
+		pr_warn_ratelimited("o2lnd: %s: malformed CONNREQ from %pI4 (%u bytes)\n",
+				    ni->net, &from, param->private_data_len);
 		return O2_REJECT_FATAL;
 	}
 	memcpy(req, param->private_data, sizeof(*req));
@@ -366,41 +507,110 @@ static u8 o2_connreq_check(struct o2_ni *ni,
 	exp.dstnid = ni->nid;
 	rc = o2_msg_unpack(req, &exp);
 	if (rc || req->hdr.type != O2_MSG_CONNREQ) {
-		pr_warn_ratelimited("o2lnd: %s: bad CONNREQ: %d\n", ni->net,
-				    rc ? rc : -EPROTO);
+		pr_warn_ratelimited("o2lnd: %s: bad CONNREQ from %pI4: %d\n",
+				    ni->net, &from, rc ? rc : -EPROTO);
 		return O2_REJECT_FATAL;
 	}
 	if (o2_net_type(o2_nid_net(req->hdr.srcnid)) != O2LND_NET_TYPE_O2IB) {
-		pr_warn_ratelimited("o2lnd: %s: CONNREQ from bad NID %s\n",
-				    ni->net, o2_nid_format(req->hdr.srcnid, nid,
-							   sizeof(nid)));
+		pr_warn_ratelimited("o2lnd: %s: CONNREQ from %pI4 with a non-o2ib NID (%#llx)\n",
+				    ni->net, &from, req->hdr.srcnid);
+		return O2_REJECT_FATAL;
+	}
+	if (sa->sa_family != AF_INET ||
+	    o2_nid_net(req->hdr.srcnid) != o2_nid_net(ni->nid) ||
+	    o2_nid_addr(req->hdr.srcnid) != ntohl(from)) {
+		pr_warn_ratelimited("o2lnd: %s: CONNREQ from %pI4 claims NID %s\n",
+				    ni->net, &from,
+				    o2_nid_format(req->hdr.srcnid, nid,
+						  sizeof(nid)));
 		return O2_REJECT_FATAL;
 	}
 	o2_our_connparams(&ours);
 	return o2_connparams_check(&req->cp, &ours);
 }
 
-/* Is an active connect of ours to @peer in progress?  Caller holds
+/* Our active connect to @peer in progress, or NULL.  Caller holds
  * ni->lock.
  */
-static bool o2_peer_connecting_locked(struct o2_peer *peer)
+static struct o2_conn *o2_peer_connecting_locked(struct o2_peer *peer)
 {
 	struct o2_conn *conn;
 
 	list_for_each_entry(conn, &peer->conns, peer_list)
-		if (conn->active && conn->state == O2_CONN_ACTIVE_CONNECT)
-			return true;
-	return false;
+		if (conn->active &&
+		    READ_ONCE(conn->state) == O2_CONN_ACTIVE_CONNECT)
+			return conn;
+	return NULL;
+}
+
+/*
+ * A fault rule dropped this CONNECT_REQUEST: hold it unanswered, as a
+ * peer that never replies would, on a PASSIVE_WAIT conn without a QP.
+ * The conn is not on the peer's list (it carries nothing and must not
+ * hold back our own connects); connd finds it on ni->conns, closes it
+ * at its deadline and destroys the id (the CM then rejects the request).
+ * The allocation's reference passes to the teardown at close.
+ * Return: 0 (the id is ours now).
+ */
+static int o2_cm_park(struct o2_conn *conn, struct rdma_cm_id *id)
+{
+	struct o2_ni *ni = conn->ni;
+	bool parked;
+
+	conn->cmid = id;
+	id->context = conn;
+	spin_lock(&ni->lock);
+	spin_lock(&conn->lock);
+	parked = !ni->shutdown;
+	if (parked) {
+		conn->parked = true;
+		o2_conn_set_state(conn, O2_CONN_PASSIVE_WAIT);
+		conn->deadline = jiffies + o2_connect_timeout();
+	}
+	spin_unlock(&conn->lock);
+	spin_unlock(&ni->lock);
+	if (!parked) {
+		o2_conn_close(conn, -ESHUTDOWN);
+		o2_conn_put(conn);
+	}
+	return 0;
+}
+
+/*
+ * Race check for a valid request from @peer.  Return: the verdict, with
+ * *ours set (and referenced) when our connect must be aborted.
+ */
+static enum o2_race_verdict o2_cm_race(struct o2_ni *ni, struct o2_peer *peer,
+				       struct o2_conn **ours)
+{
+	enum o2_race_verdict v;
+	struct o2_conn *c;
+
+	*ours = NULL;
+	spin_lock(&ni->lock);
+	c = o2_peer_connecting_locked(peer);
+	v = o2_race_decide(!!c, c ? jiffies_to_msecs(jiffies - c->created) : 0,
+			   ni->nid, peer->nid, peer->races);
+	if (v == O2_RACE_REJECT) {
+		peer->races++;
+	} else if (v == O2_RACE_ABORT_OURS) {
+		kref_get(&c->ref);
+		*ours = c;
+	}
+	spin_unlock(&ni->lock);
+	return v;
 }
 
 static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
 				 struct rdma_cm_event *event)
 {
+	struct o2_connparams rcp, *fcp = NULL;
 	struct rdma_conn_param param;
 	struct o2_connmsg req, ack = {};
+	struct o2_conn *conn, *ours;
 	char nid[O2_NIDSTR_SIZE];
+	struct o2_fault_hit hit;
 	struct o2_peer *peer;
-	struct o2_conn *conn;
 	bool stale, added;
 	u8 why;
 	int rc;
@@ -410,35 +620,67 @@ static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
 		return o2_cm_reject(ni, id, O2_REJECT_NO_RESOURCES);
 	if (!READ_ONCE(ni->up))
 		return o2_cm_reject(ni, id, O2_REJECT_EARLY);
-	why = o2_connreq_check(ni, &event->param.conn, &req);
+	why = o2_connreq_check(ni, id, &event->param.conn, &req);
 	if (why)
 		return o2_cm_reject(ni, id, why);
 
 	peer = o2_peer_find_or_create(ni, req.hdr.srcnid);
 	if (!peer)
 		return o2_cm_reject(ni, id, O2_REJECT_NO_RESOURCES);
+
+	if (o2_fault_fire(O2LND_FAULT_CM_DELAY, O2LND_CM_CONNECT_REQUEST,
+			  ni->nid, peer->nid, &hit))
+		msleep(hit.delay_ms);
+	if (o2_fault_fire(O2LND_FAULT_REJECT, 0, ni->nid, peer->nid, &hit)) {
+		o2_our_connparams(&rcp);
+		if (hit.queue_depth)
+			rcp.queue_depth = hit.queue_depth;
+		if (hit.max_frags)
+			rcp.max_frags = hit.max_frags;
+		fcp = &rcp;
+		rc = o2_cm_reject_peer(peer, id, hit.arg, fcp);
+		o2_peer_put(peer);
+		return rc;
+	}
 	conn = o2_conn_alloc(ni, peer, false);
 	if (!conn) {
+		rc = o2_cm_reject_peer(peer, id, O2_REJECT_NO_RESOURCES, NULL);
 		o2_peer_put(peer);
-		return o2_cm_reject(ni, id, O2_REJECT_NO_RESOURCES);
+		return rc;
+	}
+	if (o2_fault_fire(O2LND_FAULT_CM_DROP, O2LND_CM_CONNECT_REQUEST,
+			  ni->nid, peer->nid, &hit)) {
+		o2_peer_put(peer);
+		return o2_cm_park(conn, id);
+	}
+
+	/*
+	 * Race tie-break (o2_race_decide()): when we are connecting to the
+	 * requester too, the higher NID's connect wins and we reject a
+	 * lower requester with CONN_RACE, unless our connect is older than
+	 * the race window (presumed stuck, LU-7646) or lost O2_MAX_RACES
+	 * times: then it is aborted and the request accepted.  A connect
+	 * to our own NID never races (o2_race_we_win()).
+	 */
+	switch (o2_cm_race(ni, peer, &ours)) {
+	case O2_RACE_REJECT:
+		o2_conn_put(conn);
+		rc = o2_cm_reject_peer(peer, id, O2_REJECT_CONN_RACE, NULL);
+		o2_peer_put(peer);
+		return rc;
+	case O2_RACE_ABORT_OURS:
+		pr_info_ratelimited("o2lnd: %s: %s is connecting to us; aborting our own connect, stuck for %u ms\n",
+				    ni->net, o2_nid_format(peer->nid, nid,
+							   sizeof(nid)),
+				    jiffies_to_msecs(jiffies - ours->created));
+		o2_conn_close(ours, -EALREADY);
+		o2_conn_put(ours);
+		break;
+	case O2_RACE_ACCEPT:
+		break;
 	}
 
 	spin_lock(&ni->lock);
-	/*
-	 * Race tie-break: when we are connecting to the requester too, the
-	 * higher NID's connect wins and we reject a lower requester with
-	 * CONN_RACE.  After O2_MAX_RACES such rejects our own connect is
-	 * presumed stuck (LU-7646) and the lower NID wins.  A connect to
-	 * our own NID never races (o2_race_we_win()).
-	 */
-	if (o2_peer_connecting_locked(peer) &&
-	    o2_race_we_win(ni->nid, peer->nid) &&
-	    peer->races++ < O2_MAX_RACES) {
-		spin_unlock(&ni->lock);
-		o2_conn_put(conn);
-		o2_peer_put(peer);
-		return o2_cm_reject(ni, id, O2_REJECT_CONN_RACE);
-	}
 	stale = peer->incarnation && peer->incarnation != req.hdr.srcstamp;
 	peer->incarnation = req.hdr.srcstamp;
 	spin_unlock(&ni->lock);
@@ -452,13 +694,22 @@ static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
 	conn->cmid = id;
 	conn->cp = req.cp;
 	conn->peer_stamp = req.hdr.srcstamp;
-	rc = o2_conn_setup_qp(conn);
+	/*
+	 * iWARP: the responder may not send before the initiator has
+	 * (RDMAP); set before any receive is posted, as the first message
+	 * may complete before ESTABLISHED is delivered.
+	 */
+	conn->hold_sends = rdma_protocol_iwarp(id->device, id->port_num);
+	rc = rdma_set_ack_timeout(id, o2_ack_timeout);
+	if (!rc)
+		rc = o2_conn_setup_qp(conn);
 	if (rc) {
 		o2_conn_release_qp(conn);
 		conn->cmid = NULL;
 		o2_conn_put(conn);
+		rc = o2_cm_reject_peer(peer, id, O2_REJECT_NO_RESOURCES, NULL);
 		o2_peer_put(peer);
-		return o2_cm_reject(ni, id, O2_REJECT_NO_RESOURCES);
+		return rc;
 	}
 	id->context = conn;
 
@@ -487,6 +738,8 @@ static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
 		list_add_tail(&conn->peer_list, &peer->conns);
 	}
 	spin_unlock(&conn->lock);
+	if (added)
+		o2_peer_update_state(peer);
 	spin_unlock(&ni->lock);
 	o2_peer_put(peer);
 	if (!added) {
@@ -536,6 +789,37 @@ static int o2_cm_conn_event(struct o2_conn *conn, struct rdma_cm_id *id,
 	return 0;
 }
 
+/*
+ * Fault rules on a conn's CM event: CM_DELAY sleeps in the handler (the
+ * CM's work queue waits, as with a slow CM; at most
+ * O2LND_FAULT_MAX_DELAY_MS), CM_DROP and STALL (an event that ends an
+ * active connect phase) make the event vanish: the phase deadline in
+ * connd must then abort the connect.  DEVICE_REMOVAL is never dropped
+ * (o2_fault_validate() refuses it).  Return: true to ignore the event.
+ */
+static bool o2_cm_fault(struct o2_conn *conn, enum rdma_cm_event_type ev)
+{
+	u64 local = conn->ni->nid, remote = conn->peer->nid;
+	char nid[O2_NIDSTR_SIZE];
+	struct o2_fault_hit hit;
+	u32 phase;
+
+	if ((u32)ev >= O2LND_CM_NEVENTS)
+		return false;
+	if (o2_fault_fire(O2LND_FAULT_CM_DELAY, ev, local, remote, &hit))
+		msleep(hit.delay_ms);
+	phase = o2_fault_event_phase(ev);
+	if (o2_fault_fire(O2LND_FAULT_CM_DROP, ev, local, remote, &hit) ||
+	    (conn->active && phase != O2LND_PHASE_NONE &&
+	     o2_fault_fire(O2LND_FAULT_STALL, phase, local, remote, &hit))) {
+		pr_info_ratelimited("o2lnd: %s: fault: %s from %s dropped\n",
+				    conn->ni->net, rdma_event_msg(ev),
+				    o2_nid_format(remote, nid, sizeof(nid)));
+		return true;
+	}
+	return false;
+}
+
 /**
  * o2_cm_handler() - the rdma_cm event handler of every o2lnd cm_id
  * @id: the cm_id
@@ -549,6 +833,7 @@ static int o2_cm_conn_event(struct o2_conn *conn, struct rdma_cm_id *id,
  */
 int o2_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 {
+	struct o2_conn *conn;
 	struct o2_ni *ni;
 
 	pr_debug("o2lnd: cm_id %p: %s (%d)\n", id,
@@ -561,5 +846,8 @@ int o2_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 		if (ni->listen_id == id)
 			return 0;
 	}
-	return o2_cm_conn_event(id->context, id, event);
+	conn = id->context;
+	if (o2_cm_fault(conn, event->event))
+		return 0;
+	return o2_cm_conn_event(conn, id, event);
 }

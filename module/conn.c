@@ -5,7 +5,9 @@
  */
 #include <linux/slab.h>
 #include <linux/ratelimit.h>
+#include <linux/random.h>
 #include "o2lnd.h"
+#include "trace.h"
 
 /**
  * o2_conn_set_state() - move a conn to @state if the table allows it
@@ -65,7 +67,11 @@ struct o2_conn *o2_conn_alloc(struct o2_ni *ni, struct o2_peer *peer,
 	conn->active = active;
 	conn->state = O2_CONN_INIT;
 	conn->cp = peer->cp;
+	conn->created = jiffies;
 	atomic_inc(&o2_nconns);
+	spin_lock(&ni->conns_lock);
+	list_add_tail(&conn->ni_list, &ni->conns);
+	spin_unlock(&ni->conns_lock);
 	return conn;
 }
 
@@ -75,6 +81,9 @@ static void o2_conn_release(struct kref *ref)
 
 	WARN_ON(conn->qp || conn->cq || conn->rxs || conn->dev);
 	WARN_ON(!list_empty(&conn->tx_queue) || !list_empty(&conn->tx_noops));
+	spin_lock(&conn->ni->conns_lock);
+	list_del(&conn->ni_list);
+	spin_unlock(&conn->ni->conns_lock);
 	o2_peer_put(conn->peer);
 	kfree(conn);
 	if (atomic_dec_and_test(&o2_nconns))
@@ -164,14 +173,35 @@ void o2_conn_release_qp(struct o2_conn *conn)
 	}
 }
 
+/*
+ * Errors that end a connect without it being a failure of the peer: a
+ * retry already scheduled (address resolution timeout, retryable
+ * reject), unload, a local abort (PEER_CLOSE), and our own connect
+ * aborted because the peer's request won a race.
+ */
+static bool o2_connect_failed(int error)
+{
+	return error && error != -EAGAIN && error != -ESHUTDOWN &&
+	       error != -EALREADY && error != -ECONNABORTED;
+}
+
 /**
  * o2_conn_close() - start closing a conn
  * @conn: the conn
  * @error: why (0 for an orderly close)
  *
  * Moves the conn to CLOSING, unlinks it from its peer and hands it to
- * connd for teardown.  If that leaves the peer without conns and without
- * a reconnect scheduled, the peer's queued txs fail with @error.
+ * connd for teardown.  An active connect that failed (timeout, error,
+ * final reject; no retry already scheduled after a retryable reject)
+ * puts the peer in BACKOFF: its queued messages wait (after a final
+ * reject, -ECONNREFUSED, they fail at once), and connd
+ * connects again once o2_backoff_next() (jittered) has passed and while
+ * messages still wait; each message fails at its own deadline.  So a
+ * dead peer gets paced attempts, never overlapping, and only while there
+ * is something to send.  Otherwise, if the peer is left without conns
+ * and without a reconnect, its queued txs fail with @error, except for
+ * -EALREADY (our connect aborted for the peer's request, or a duplicate
+ * conn closed: another conn carries them).
  * Idempotent; callable from any process context holding no o2lnd lock,
  * including CM and CQ callbacks.
  */
@@ -180,6 +210,7 @@ void o2_conn_close(struct o2_conn *conn, int error)
 	struct o2_peer *peer = conn->peer;
 	struct o2_ni *ni = conn->ni;
 	enum o2_conn_state old;
+	unsigned int delay;
 	LIST_HEAD(fail);
 	bool closed = false;
 
@@ -193,16 +224,36 @@ void o2_conn_close(struct o2_conn *conn, int error)
 	spin_unlock(&conn->lock);
 	if (closed && !list_empty(&conn->peer_list)) {
 		list_del_init(&conn->peer_list);
-		if (list_empty(&peer->conns) && !peer->reconnect)
+		if (error && error != -EAGAIN && error != -EALREADY)
+			peer->last_error = error;
+		if (conn->active && old < O2_CONN_ESTABLISHED &&
+		    o2_connect_failed(error))
+			peer->n.connect_failures++;
+		if (conn->active && old < O2_CONN_ESTABLISHED &&
+		    o2_connect_failed(error) && !peer->reconnect &&
+		    list_empty(&peer->conns) && !ni->shutdown) {
+			peer->backoff_ms = o2_backoff_next(peer->backoff_ms);
+			peer->reconnect = true;
+			delay = o2_jitter(peer->backoff_ms, get_random_u32());
+			peer->reconnect_at = jiffies + msecs_to_jiffies(delay);
+			trace_o2lnd_reconnect(ni->nid, peer->nid,
+					      peer->backoff_ms, delay);
+			/* refused for good: no use waiting for the retry */
+			if (error == -ECONNREFUSED)
+				list_splice_init(&peer->tx_queue, &fail);
+		} else if (list_empty(&peer->conns) && !peer->reconnect &&
+			   error != -EALREADY) {
 			list_splice_init(&peer->tx_queue, &fail);
+		}
+		o2_peer_update_state(peer);
 		/* the peer list's reference passes to the teardown work */
-	} else if (closed) {
+	} else if (closed && !conn->parked) {
 		kref_get(&conn->ref);
-	}
+	}	/* else: a parked conn's allocation reference passes to it */
 	spin_unlock(&ni->lock);
 	if (!closed)
 		return;
-	if (error && error != -ESHUTDOWN && error != -EAGAIN) {
+	if (o2_connect_failed(error)) {
 		char nid[O2_NIDSTR_SIZE];
 
 		pr_info_ratelimited("o2lnd: %s: connection to %s %s: %d\n",
@@ -240,6 +291,9 @@ void o2_peer_close_stale(struct o2_peer *peer, u64 incarnation)
 		}
 		spin_unlock(&ni->lock);
 		if (found) {
+			spin_lock(&ni->lock);
+			peer->n.stale_closes++;
+			spin_unlock(&ni->lock);
 			o2_conn_close(found, -ESTALE);
 			o2_conn_put(found);
 		}
@@ -247,10 +301,44 @@ void o2_peer_close_stale(struct o2_peer *peer, u64 incarnation)
 }
 
 /**
+ * o2_peer_update_state() - recompute a peer's state after a change
+ * @peer: the peer; caller holds ni->lock
+ *
+ * The state follows from the peer's conns and its reconnect schedule
+ * (o2_peer_state_of()); a change the table does not allow is a bug and
+ * WARNs (the state still follows the facts).
+ */
+void o2_peer_update_state(struct o2_peer *peer)
+{
+	bool established = false, connecting = false;
+	enum o2_peer_state state;
+	struct o2_conn *conn;
+
+	lockdep_assert_held(&peer->ni->lock);
+	list_for_each_entry(conn, &peer->conns, peer_list) {
+		enum o2_conn_state cs = READ_ONCE(conn->state);
+
+		if (cs == O2_CONN_ESTABLISHED)
+			established = true;
+		else if (cs < O2_CONN_ESTABLISHED)
+			connecting = true;
+	}
+	state = o2_peer_state_of(established, connecting, peer->reconnect);
+	if (state == peer->state)
+		return;
+	WARN(!o2_peer_transition_ok(peer->state, state),
+	     "o2lnd: bad peer transition %s -> %s\n",
+	     o2_peer_state_name(peer->state), o2_peer_state_name(state));
+	peer->state = state;
+}
+
+/**
  * o2_conn_established() - a conn reached ESTABLISHED
  * @conn: the conn (already in ESTABLISHED)
  *
- * Moves the peer's waiting txs onto the conn and starts sending.
+ * The peer is reachable: its race, retry and backoff counts restart and
+ * a scheduled reconnect is cancelled.  Moves the peer's waiting txs onto
+ * the conn and starts sending.
  */
 void o2_conn_established(struct o2_conn *conn)
 {
@@ -263,7 +351,9 @@ void o2_conn_established(struct o2_conn *conn)
 	peer->races = 0;
 	peer->retries = 0;
 	peer->addr_retries = 0;
+	peer->backoff_ms = 0;
 	peer->reconnect = false;
+	o2_peer_update_state(peer);
 	list_splice_init(&peer->tx_queue, &txs);
 	spin_unlock(&ni->lock);
 

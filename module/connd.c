@@ -12,13 +12,17 @@
  *   - a scan every O2_SCAN_INTERVAL that closes conns whose connect phase
  *     (address resolution, route resolution, connect/accept) passed its
  *     deadline or whose oldest queued tx waited longer than the timeout
- *     parameter for credits, and restarts connects whose reconnect delay
- *     expired.
+ *     parameter for credits, fails messages that waited for a conn past
+ *     their deadline, and starts the connect of a peer whose messages
+ *     wait without a conn once its reconnect delay (a reject's retry
+ *     delay or the backoff after a failed connect) has expired.  Only
+ *     connd starts a reconnect, so attempts to a peer never overlap.
  * Being ordered, a conn's connect work always runs before its teardown.
  */
 #include <linux/slab.h>
 #include <linux/ratelimit.h>
 #include "o2lnd.h"
+#include "trace.h"
 
 #define O2_SCAN_INTERVAL	(HZ / 4)
 
@@ -50,7 +54,8 @@ static void o2_conn_teardown_fn(struct work_struct *work)
 	list_splice_init(&conn->tx_queue, &txs);
 	list_splice_init(&conn->tx_noops, &txs);
 	spin_unlock(&conn->lock);
-	o2_tx_fail_list(&txs, conn->error ? conn->error : -ECONNABORTED);
+	/* never posted: sent again on a new conn where LNet would resend */
+	o2_tx_fail_or_resend(&txs, conn->error ? conn->error : -ECONNABORTED);
 	o2_conn_release_qp(conn);
 	if (conn->cmid) {
 		rdma_destroy_id(conn->cmid);
@@ -59,6 +64,9 @@ static void o2_conn_teardown_fn(struct work_struct *work)
 	spin_lock(&conn->lock);
 	o2_conn_set_state(conn, O2_CONN_DISCONNECTED);
 	spin_unlock(&conn->lock);
+	trace_o2lnd_conn_reaped(conn->ni->nid, conn->peer->nid, conn->active,
+				conn->error,
+				jiffies_to_msecs(jiffies - conn->created));
 	o2_conn_put(conn);
 }
 
@@ -72,45 +80,88 @@ void o2_connd_teardown(struct o2_conn *conn)
 	queue_work(o2_connd_wq, &conn->teardown);
 }
 
-/* One pass over the NI's peers.  Return: true if it stopped early. */
+/* Fail the txs of @peer's queue that are past their deadline. */
+static void o2_peer_expire_txs(struct o2_peer *peer, unsigned long now,
+			       struct list_head *fail)
+{
+	struct o2_tx *tx, *tmp;
+
+	list_for_each_entry_safe(tx, tmp, &peer->tx_queue, list)
+		if (time_after(now, tx->deadline))
+			list_move_tail(&tx->list, fail);
+}
+
+/*
+ * One pass over the NI's peers: at most one action (a conn closed or a
+ * connect started), as those need ni->lock dropped.
+ * Return: true if it stopped early for an action.
+ */
 static bool o2_connd_scan_ni(struct o2_ni *ni)
 {
 	struct o2_conn *conn, *expired = NULL;
 	struct o2_peer *peer, *reconnect = NULL;
 	unsigned long now = jiffies;
+	LIST_HEAD(late);
 	int bkt;
+
+	/* parked requests (fault injection) are only on ni->conns */
+	spin_lock(&ni->conns_lock);
+	list_for_each_entry(conn, &ni->conns, ni_list) {
+		if (conn->parked &&
+		    READ_ONCE(conn->state) == O2_CONN_PASSIVE_WAIT &&
+		    time_after(now, conn->deadline)) {
+			kref_get(&conn->ref);
+			expired = conn;
+			break;
+		}
+	}
+	spin_unlock(&ni->conns_lock);
+	if (expired)
+		goto close;
 
 	spin_lock(&ni->lock);
 	hash_for_each(ni->peers, bkt, peer, node) {
 		list_for_each_entry(conn, &peer->conns, peer_list) {
-			bool late;
+			bool late_phase, late_tx;
 
 			spin_lock(&conn->lock);
-			late = ((conn->state == O2_CONN_ACTIVE_CONNECT ||
-				 conn->state == O2_CONN_PASSIVE_WAIT) &&
-				time_after(now, conn->deadline)) ||
-			       (conn->state == O2_CONN_ESTABLISHED &&
-				o2_conn_tx_late(conn, now));
+			late_phase = (conn->state == O2_CONN_ACTIVE_CONNECT ||
+				      conn->state == O2_CONN_PASSIVE_WAIT) &&
+				     time_after(now, conn->deadline);
+			late_tx = conn->state == O2_CONN_ESTABLISHED &&
+				  o2_conn_tx_late(conn, now);
 			spin_unlock(&conn->lock);
-			if (late) {
+			if (late_phase || late_tx) {
+				if (late_phase && conn->active)
+					peer->n.phase_timeouts++;
 				kref_get(&conn->ref);
 				expired = conn;
 				goto out;
 			}
 		}
+		/* messages waiting for a conn past their deadline fail */
+		o2_peer_expire_txs(peer, now, &late);
 		if (peer->reconnect && time_after_eq(now, peer->reconnect_at) &&
 		    !ni->shutdown) {
 			peer->reconnect = false;
-			if (list_empty(&peer->conns) &&
-			    !list_empty(&peer->tx_queue)) {
-				kref_get(&peer->ref);
-				reconnect = peer;
-				goto out;
-			}
+			o2_peer_update_state(peer);
+		}
+		/*
+		 * Messages wait, no conn, no retry scheduled: connect (a
+		 * reconnect whose delay expired, or messages left behind by
+		 * an aborted connect).
+		 */
+		if (!peer->reconnect && list_empty(&peer->conns) &&
+		    !list_empty(&peer->tx_queue) && !ni->shutdown) {
+			kref_get(&peer->ref);
+			reconnect = peer;
+			goto out;
 		}
 	}
 out:
 	spin_unlock(&ni->lock);
+	o2_tx_fail_list(&late, -ETIMEDOUT);
+close:
 	if (expired) {
 		char nid[O2_NIDSTR_SIZE];
 		static const char * const phases[] = {
@@ -118,6 +169,8 @@ out:
 			"route resolution", "connect"
 		};
 
+		trace_o2lnd_phase_timeout(ni->nid, expired->peer->nid,
+					  expired->phase, expired->active);
 		pr_warn_ratelimited("o2lnd: %s: %s to %s timed out\n", ni->net,
 				    phases[expired->phase],
 				    o2_nid_format(expired->peer->nid, nid,
@@ -128,7 +181,11 @@ out:
 	}
 	if (reconnect) {
 		LIST_HEAD(fail);
-		int rc = o2_conn_start_active(reconnect);
+		int rc;
+
+		trace_o2lnd_reconnect(ni->nid, reconnect->nid,
+				      reconnect->backoff_ms, 0);
+		rc = o2_conn_start_active(reconnect);
 
 		if (rc) {
 			spin_lock(&ni->lock);

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * o2lnd: the control device /dev/o2lnd and its ioctls (see
- * include/uapi/o2lnd.h for the rules enforced here).  No ioctl needs a
- * capability: ping and net show are what an unprivileged lctl may do.
+ * include/uapi/o2lnd.h for the rules enforced here).  Views and ping need
+ * no capability (what an unprivileged lctl may do); PEER_CLOSE and the
+ * fault rules need CAP_NET_ADMIN, checked before the argument is read.
+ * Every reply is built in a zeroed kernel buffer, so no padding or stale
+ * memory reaches userspace.
  */
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
 #include <linux/uaccess.h>
 #include <linux/slab.h>
+#include <linux/capability.h>
 #include "o2lnd.h"
 
 /* Copy in the whole argument and check the common header. */
@@ -146,6 +150,131 @@ out:
 	return rc;
 }
 
+static long o2_ctl_peer_show(void __user *uarg)
+{
+	struct o2lnd_ioc_peer *p;
+	u32 ni_index, index;
+	long rc;
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	rc = o2_ctl_copy_in(p, sizeof(*p), uarg, true);
+	if (rc)
+		goto out;
+	ni_index = p->ni_index;
+	index = p->index;
+	memset(p, 0, sizeof(*p));
+	o2_ctl_hdr_out(&p->hdr, sizeof(*p));
+	p->ni_index = ni_index;
+	p->index = index;
+	rc = o2_peer_show(ni_index, index, p);
+	if (!rc)
+		rc = o2_ctl_copy_out(uarg, p, sizeof(*p));
+out:
+	kfree(p);
+	return rc;
+}
+
+static long o2_ctl_conn_show(void __user *uarg)
+{
+	struct o2lnd_ioc_conn *c;
+	u32 ni_index, index;
+	long rc;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	rc = o2_ctl_copy_in(c, sizeof(*c), uarg, true);
+	if (rc)
+		goto out;
+	ni_index = c->ni_index;
+	index = c->index;
+	memset(c, 0, sizeof(*c));
+	o2_ctl_hdr_out(&c->hdr, sizeof(*c));
+	c->ni_index = ni_index;
+	c->index = index;
+	rc = o2_conn_show(ni_index, index, c);
+	if (!rc)
+		rc = o2_ctl_copy_out(uarg, c, sizeof(*c));
+out:
+	kfree(c);
+	return rc;
+}
+
+/*
+ * PEER_CLOSE: -EINVAL for a NID that is not o2ib or a nonzero pad;
+ * @closed is an output, whatever it holds on input is ignored.
+ */
+static long o2_ctl_peer_close(void __user *uarg)
+{
+	struct o2lnd_ioc_peer_close pc;
+	u32 closed;
+	long rc;
+
+	if (!capable(CAP_NET_ADMIN))
+		return -EPERM;
+	rc = o2_ctl_copy_in(&pc, sizeof(pc), uarg, true);
+	if (rc)
+		return rc;
+	if (pc.pad || pc.nid == O2LND_NID_ANY ||
+	    o2_net_type(o2_nid_net(pc.nid)) != O2LND_NET_TYPE_O2IB)
+		return -EINVAL;
+	rc = o2_peer_close(pc.nid, pc.local_nid, &closed);
+	if (rc)
+		return rc;
+	pc.closed = closed;
+	return o2_ctl_copy_out(uarg, &pc, sizeof(pc));
+}
+
+/*
+ * FAULT_ADD validates the whole rule (o2_fault_validate()); DEL and LIST
+ * read only their inputs (@id, @index) and @pad, and ignore what the
+ * output fields hold.  A rule whose id cannot be copied out is removed
+ * again, so a failed ADD adds nothing.
+ */
+static long o2_ctl_fault(unsigned int cmd, void __user *uarg)
+{
+	struct o2lnd_ioc_fault f, out = {};
+	u32 id;
+	long rc;
+
+	if (!capable(CAP_NET_ADMIN))
+		return -EPERM;
+	rc = o2_ctl_copy_in(&f, sizeof(f), uarg, true);
+	if (rc)
+		return rc;
+	switch (cmd) {
+	case O2LND_IOC_FAULT_ADD:
+		rc = o2_fault_add(&f, &id);
+		if (rc)
+			return rc;
+		out = f;
+		out.id = id;
+		break;
+	case O2LND_IOC_FAULT_DEL:
+		if (f.pad)
+			return -EINVAL;
+		rc = o2_fault_del(f.id);
+		if (rc)
+			return rc;
+		out.id = f.id;
+		break;
+	default:	/* LIST */
+		if (f.pad)
+			return -EINVAL;
+		rc = o2_fault_get(f.index, &out);
+		if (rc)
+			return rc;
+		break;
+	}
+	o2_ctl_hdr_out(&out.hdr, sizeof(out));
+	rc = o2_ctl_copy_out(uarg, &out, sizeof(out));
+	if (rc && cmd == O2LND_IOC_FAULT_ADD)
+		o2_fault_del(id);
+	return rc;
+}
+
 static long o2_ctl_ioctl(struct file *file, unsigned int cmd,
 			 unsigned long arg)
 {
@@ -158,6 +287,16 @@ static long o2_ctl_ioctl(struct file *file, unsigned int cmd,
 		return o2_ctl_ping(uarg);
 	case O2LND_IOC_NET_SHOW:
 		return o2_ctl_net_show(uarg);
+	case O2LND_IOC_PEER_SHOW:
+		return o2_ctl_peer_show(uarg);
+	case O2LND_IOC_CONN_SHOW:
+		return o2_ctl_conn_show(uarg);
+	case O2LND_IOC_PEER_CLOSE:
+		return o2_ctl_peer_close(uarg);
+	case O2LND_IOC_FAULT_ADD:
+	case O2LND_IOC_FAULT_DEL:
+	case O2LND_IOC_FAULT_LIST:
+		return o2_ctl_fault(cmd, uarg);
 	default:
 		return -ENOTTY;
 	}

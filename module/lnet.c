@@ -15,6 +15,7 @@
 #include <linux/swab.h>
 #include <linux/in.h>
 #include "o2lnd.h"
+#include "trace.h"
 
 #define O2_PING_BUF_SIZE (sizeof(struct o2_ping_info) + \
 			  O2LND_PING_MAX_IDS * sizeof(struct o2_ping_ni))
@@ -189,8 +190,13 @@ int o2_ni_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx)
 	bool connect = false;
 	struct o2_peer *peer;
 	LIST_HEAD(fail);
-	int rc = 0;
+	int rc = 0, tries = 0;
 
+	tx->nid = nid;
+	if (!tx->has_deadline) {
+		tx->deadline = jiffies + o2_timeout * HZ;
+		tx->has_deadline = true;
+	}
 	peer = o2_peer_find_or_create(ni, nid);
 	if (!peer) {
 		rc = READ_ONCE(ni->shutdown) ? -ESHUTDOWN : -ENOMEM;
@@ -198,6 +204,8 @@ int o2_ni_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx)
 		o2_tx_put(tx);
 		return rc;
 	}
+	trace_o2lnd_tx_queued(ni->nid, nid, tx->type, tx->nob, 0);
+again:
 	spin_lock(&ni->lock);
 	list_for_each_entry(c, &peer->conns, peer_list) {
 		if (READ_ONCE(c->state) == O2_CONN_ESTABLISHED) {
@@ -208,6 +216,7 @@ int o2_ni_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx)
 	}
 	if (!conn) {
 		list_add_tail(&tx->list, &peer->tx_queue);
+		/* in BACKOFF the tx waits: connd connects when it ends */
 		connect = list_empty(&peer->conns) && !peer->reconnect;
 		if (connect)
 			peer->addr_retries = 0;
@@ -216,13 +225,18 @@ int o2_ni_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx)
 
 	if (conn) {
 		rc = o2_conn_queue_tx(conn, tx);
+		if (!rc)
+			o2_conn_check_sends(conn);
+		o2_conn_put(conn);
+		if (rc && tries++ < 3) {
+			/* it started closing meanwhile: take another */
+			conn = NULL;
+			goto again;
+		}
 		if (rc) {
 			tx->status = rc;
 			o2_tx_put(tx);
-		} else {
-			o2_conn_check_sends(conn);
 		}
-		o2_conn_put(conn);
 	} else if (connect) {
 		rc = o2_conn_start_active(peer);
 		if (rc) {
@@ -276,13 +290,15 @@ void o2_lnet_tx_done(struct o2_tx *tx)
 		o2_ping_finish(tx->ping_cookie, 0, tx->status, NULL, 0);
 }
 
-static void o2_lnet_drop(struct o2_ni *ni, u64 from, const char *why)
+static void o2_lnet_drop(struct o2_conn *conn, const char *why)
 {
 	char nid[O2_NIDSTR_SIZE];
 
-	atomic64_inc(&ni->stats.drop_count);
+	atomic64_inc(&conn->ni->stats.drop_count);
+	atomic64_inc(&conn->peer->st.drop_count);
 	pr_warn_ratelimited("o2lnd: %s: dropped LNet message from %s: %s\n",
-			    ni->net, o2_nid_format(from, nid, sizeof(nid)),
+			    conn->ni->net,
+			    o2_nid_format(conn->peer->nid, nid, sizeof(nid)),
 			    why);
 }
 
@@ -332,12 +348,12 @@ static void o2_lnet_handle_get(struct o2_conn *conn,
 	if (le32_to_cpu(hdr->msg.get.ptl_index) != O2_LNET_RESERVED_PORTAL ||
 	    le64_to_cpu(hdr->msg.get.match_bits) != O2_LNET_PING_MATCHBITS ||
 	    le32_to_cpu(hdr->dest_pid) != O2LND_PID_LUSTRE) {
-		o2_lnet_drop(ni, conn->peer->nid, "GET for an unknown portal");
+		o2_lnet_drop(conn, "GET for an unknown portal");
 		return;
 	}
 	tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
 	if (!tx) {
-		o2_lnet_drop(ni, conn->peer->nid, "no tx for the ping reply");
+		o2_lnet_drop(conn, "no tx for the ping reply");
 		return;
 	}
 	rep = tx->msg + sizeof(struct o2_msg_hdr);
@@ -370,16 +386,16 @@ void o2_lnet_recv(struct o2_conn *conn, void *payload, u32 nob)
 	u32 plen;
 
 	if (nob < sizeof(*hdr)) {
-		o2_lnet_drop(ni, conn->peer->nid, "short LNet header");
+		o2_lnet_drop(conn, "short LNet header");
 		return;
 	}
 	plen = le32_to_cpu(hdr->payload_length);
 	if (plen > nob - sizeof(*hdr)) {
-		o2_lnet_drop(ni, conn->peer->nid, "truncated payload");
+		o2_lnet_drop(conn, "truncated payload");
 		return;
 	}
 	if (le64_to_cpu(hdr->dest_nid) != ni->nid) {
-		o2_lnet_drop(ni, conn->peer->nid, "not for this NI");
+		o2_lnet_drop(conn, "not for this NI");
 		return;
 	}
 	switch (le32_to_cpu(hdr->type)) {
@@ -389,11 +405,11 @@ void o2_lnet_recv(struct o2_conn *conn, void *payload, u32 nob)
 	case O2_LNET_MSG_REPLY:
 		if (!o2_ping_finish(le64_to_cpu(hdr->msg.reply.dst_wmd.object_cookie),
 				    le64_to_cpu(hdr->src_nid), 0, hdr + 1, plen))
-			o2_lnet_drop(ni, conn->peer->nid,
+			o2_lnet_drop(conn,
 				     "REPLY matches no pending ping");
 		break;
 	default:
-		o2_lnet_drop(ni, conn->peer->nid, "unsupported LNet type");
+		o2_lnet_drop(conn, "unsupported LNet type");
 		break;
 	}
 }
@@ -499,6 +515,9 @@ int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out)
 	hdr->msg.get.sink_length = cpu_to_le32(O2_PING_BUF_SIZE);
 	tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*hdr);
 	tx->ping_cookie = ping->cookie;
+	/* no use sending it once nobody waits for the reply */
+	tx->deadline = jiffies + msecs_to_jiffies(timeout_ms);
+	tx->has_deadline = true;
 
 	spin_lock(&o2_ping_lock);
 	list_add_tail(&ping->list, &o2_pings);
@@ -553,14 +572,15 @@ void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out)
 	out->max_msg_size = O2_MAX_MSG_SIZE;
 
 	spin_lock(&ni->lock);
-	hash_for_each(ni->peers, bkt, peer, node) {
+	hash_for_each(ni->peers, bkt, peer, node)
 		npeers++;
-		list_for_each_entry(conn, &peer->conns, peer_list) {
-			nconns++;
-			if (READ_ONCE(conn->state) == O2_CONN_ESTABLISHED)
-				nest++;
-		}
+	spin_lock(&ni->conns_lock);
+	list_for_each_entry(conn, &ni->conns, ni_list) {
+		nconns++;
+		if (READ_ONCE(conn->state) == O2_CONN_ESTABLISHED)
+			nest++;
 	}
+	spin_unlock(&ni->conns_lock);
 	spin_unlock(&ni->lock);
 	out->npeers = npeers;
 	out->nconns = nconns;
@@ -574,6 +594,7 @@ void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out)
 	out->connects_passive = atomic64_read(&ni->stats.connects_passive);
 	out->rejects_sent = atomic64_read(&ni->stats.rejects_sent);
 	out->rejects_received = atomic64_read(&ni->stats.rejects_received);
+	out->error_count = atomic64_read(&ni->stats.error_count);
 }
 
 /* ---- NI setup and teardown ---- */
@@ -759,6 +780,8 @@ static int o2_ni_create(const struct o2_ni_spec *spec, u32 index)
 		return -ENOMEM;
 	refcount_set(&ni->ref, 1);
 	spin_lock_init(&ni->lock);
+	spin_lock_init(&ni->conns_lock);
+	INIT_LIST_HEAD(&ni->conns);
 	hash_init(ni->peers);
 	atomic_set(&ni->tx_live, 0);
 	ni->index = index;
@@ -845,6 +868,19 @@ static void o2_ni_close_conns(struct o2_ni *ni, struct ib_device *ibdev,
 		}
 out:
 		spin_unlock(&ni->lock);
+		if (!found && !ibdev) {
+			/* parked requests (fault injection) */
+			spin_lock(&ni->conns_lock);
+			list_for_each_entry(conn, &ni->conns, ni_list) {
+				if (conn->parked &&
+				    READ_ONCE(conn->state) < O2_CONN_CLOSING) {
+					kref_get(&conn->ref);
+					found = conn;
+					break;
+				}
+			}
+			spin_unlock(&ni->conns_lock);
+		}
 		if (found) {
 			o2_conn_close(found, error);
 			o2_conn_put(found);
@@ -874,6 +910,191 @@ void o2_ni_device_removed(struct ib_device *ibdev)
 	mutex_unlock(&o2_nis_mutex);
 	list_for_each_entry(ni, &o2_nis, list)
 		o2_ni_close_conns(ni, ibdev, -ENODEV);
+}
+
+/* The NI of a NET_SHOW index (1..), or NULL. */
+static struct o2_ni *o2_ni_by_index(u32 ni_index)
+{
+	struct o2_ni *ni;
+
+	list_for_each_entry(ni, &o2_nis, list)
+		if (ni_index && ni->index == ni_index - 1)
+			return ni;
+	return NULL;
+}
+
+/* uapi O2LND_CONN_* of a conn state: DISCONNECTED is a zombie */
+static u32 o2_conn_state_uapi(enum o2_conn_state state)
+{
+	return state == O2_CONN_DISCONNECTED ? O2LND_CONN_ZOMBIE : state;
+}
+
+static u32 o2_ms_left(unsigned long deadline, unsigned long now)
+{
+	return time_after(deadline, now) ? jiffies_to_msecs(deadline - now) :
+					   0;
+}
+
+/**
+ * o2_peer_show() - PEER_SHOW: the @index-th peer of an NI
+ * @ni_index: NET_SHOW index of the NI (1..)
+ * @index: 0-based peer index in the NI's peer table
+ * @out: zeroed output
+ *
+ * Counts the peer's conns by state over every conn of the NI, so closing
+ * and zombie conns (no longer on the peer's list) are included.
+ *
+ * Return: 0 or -ENOENT.
+ */
+int o2_peer_show(u32 ni_index, u32 index, struct o2lnd_ioc_peer *out)
+{
+	struct o2_ni *ni = o2_ni_by_index(ni_index);
+	unsigned long now = jiffies;
+	struct o2_peer *peer, *found = NULL;
+	struct o2_conn *conn;
+	u32 n = 0;
+	int bkt;
+
+	if (!ni)
+		return -ENOENT;
+	spin_lock(&ni->lock);
+	hash_for_each(ni->peers, bkt, peer, node) {
+		if (n++ == index)
+			found = peer;
+	}
+	out->count = n;
+	if (found) {
+		peer = found;
+		out->state = peer->state;
+		out->nid = peer->nid;
+		out->incarnation = peer->incarnation;
+		spin_lock(&ni->conns_lock);
+		list_for_each_entry(conn, &ni->conns, ni_list)
+			if (conn->peer == peer)
+				out->conns[o2_conn_state_uapi(READ_ONCE(conn->state))]++;
+		spin_unlock(&ni->conns_lock);
+		out->races_received = peer->n.races_received;
+		out->races_sent = peer->n.races_sent;
+		out->connects = peer->n.connects;
+		out->connect_failures = peer->n.connect_failures;
+		out->rejects_sent = peer->n.rejects_sent;
+		out->rejects_received = peer->n.rejects_received;
+		out->last_error = peer->last_error;
+		out->last_reject = peer->last_reject;
+		out->next_retry_ms = peer->reconnect ?
+				     o2_ms_left(peer->reconnect_at, now) : 0;
+		out->backoff_ms = peer->backoff_ms;
+		out->tx_queued = list_count_nodes(&peer->tx_queue);
+		out->stale_closes = peer->n.stale_closes;
+		out->phase_timeouts = peer->n.phase_timeouts;
+		out->send_count = atomic64_read(&peer->st.send_count);
+		out->recv_count = atomic64_read(&peer->st.recv_count);
+		out->drop_count = atomic64_read(&peer->st.drop_count);
+		out->error_count = atomic64_read(&peer->st.error_count);
+		out->send_bytes = atomic64_read(&peer->st.send_bytes);
+		out->recv_bytes = atomic64_read(&peer->st.recv_bytes);
+	}
+	spin_unlock(&ni->lock);
+	return found ? 0 : -ENOENT;
+}
+
+/**
+ * o2_conn_show() - CONN_SHOW: the @index-th conn of an NI, any state
+ * @ni_index: NET_SHOW index of the NI (1..)
+ * @index: 0-based index in the NI's conn list
+ * @out: zeroed output
+ *
+ * Return: 0 or -ENOENT.
+ */
+int o2_conn_show(u32 ni_index, u32 index, struct o2lnd_ioc_conn *out)
+{
+	struct o2_ni *ni = o2_ni_by_index(ni_index);
+	struct o2_conn *conn, *found = NULL;
+	unsigned long now = jiffies;
+	u32 n = 0;
+
+	if (!ni)
+		return -ENOENT;
+	spin_lock(&ni->conns_lock);
+	list_for_each_entry(conn, &ni->conns, ni_list) {
+		if (n++ == index)
+			found = conn;
+	}
+	out->count = n;
+	if (found) {
+		conn = found;
+		spin_lock(&conn->lock);
+		out->state = o2_conn_state_uapi(conn->state);
+		out->peer_nid = conn->peer->nid;
+		out->peer_stamp = conn->peer_stamp;
+		out->phase = conn->phase;
+		out->active = conn->active;
+		out->age_ms = jiffies_to_msecs(now - conn->created);
+		if (conn->state == O2_CONN_ACTIVE_CONNECT ||
+		    conn->state == O2_CONN_PASSIVE_WAIT)
+			out->deadline_ms = o2_ms_left(conn->deadline, now);
+		out->queue_depth = conn->cp.queue_depth;
+		out->max_frags = conn->cp.max_frags;
+		out->credits = conn->credits;
+		out->outstanding = conn->outstanding;
+		out->nposted = conn->nposted;
+		out->tx_queued = list_count_nodes(&conn->tx_queue);
+		out->error = conn->error;
+		out->qp_num = conn->qp ? conn->qp->qp_num : 0;
+		out->nrx = conn->rxs ? conn->nrx : 0;
+		spin_unlock(&conn->lock);
+	}
+	spin_unlock(&ni->conns_lock);
+	return found ? 0 : -ENOENT;
+}
+
+/**
+ * o2_peer_close() - PEER_CLOSE: close every conn to @nid
+ * @nid: the peer
+ * @local_nid: the local NI, or O2LND_NID_ANY
+ * @closed: out: conns closed
+ *
+ * Cancels a scheduled reconnect and the backoff too.  Sleeps.
+ *
+ * Return: 0, or -ENOENT when no NI (of @local_nid) knows the peer.
+ */
+int o2_peer_close(u64 nid, u64 local_nid, u32 *closed)
+{
+	struct o2_conn *conn, *found;
+	struct o2_peer *peer;
+	bool known = false;
+	struct o2_ni *ni;
+
+	*closed = 0;
+	list_for_each_entry(ni, &o2_nis, list) {
+		if (local_nid != O2LND_NID_ANY && ni->nid != local_nid)
+			continue;
+		do {
+			found = NULL;
+			spin_lock(&ni->lock);
+			peer = o2_peer_find_locked(ni, nid);
+			if (peer) {
+				known = true;
+				peer->reconnect = false;
+				peer->backoff_ms = 0;
+				o2_peer_update_state(peer);
+				conn = list_first_entry_or_null(&peer->conns,
+								struct o2_conn,
+								peer_list);
+				if (conn) {
+					kref_get(&conn->ref);
+					found = conn;
+				}
+			}
+			spin_unlock(&ni->lock);
+			if (found) {
+				o2_conn_close(found, -ECONNABORTED);
+				o2_conn_put(found);
+				(*closed)++;
+			}
+		} while (found);
+	}
+	return known ? 0 : -ENOENT;
 }
 
 static void o2_wait_zero(atomic_t *count, const char *what)
@@ -913,6 +1134,7 @@ void o2_nis_stop(void)
 		spin_lock(&ni->lock);
 		hash_for_each(ni->peers, bkt, peer, node) {
 			peer->reconnect = false;
+			o2_peer_update_state(peer);
 			list_splice_init(&peer->tx_queue, &fail);
 		}
 		spin_unlock(&ni->lock);

@@ -33,6 +33,11 @@ int o2_credits = 256;
 module_param_named(credits, o2_credits, int, 0444);
 MODULE_PARM_DESC(credits, "messages alive per NI (8..16384)");
 
+int o2_ack_timeout = 16;
+module_param_named(ack_timeout, o2_ack_timeout, int, 0444);
+MODULE_PARM_DESC(ack_timeout,
+		 "RC ack timeout exponent: 4.096 us * 2^n per retry (12..24; 16 = 268 ms, so a dead peer fails a send in ~1.6 s)");
+
 static int o2_check_param(const char *name, int val, int min, int max)
 {
 	if (val >= min && val <= max)
@@ -49,7 +54,8 @@ static int __init o2_init(void)
 	if (o2_check_param("service", o2_service, 1, 65535) ||
 	    o2_check_param("peer_credits", o2_peer_credits, 2, 255) ||
 	    o2_check_param("timeout", o2_timeout, 1, 3600) ||
-	    o2_check_param("credits", o2_credits, 8, 16384))
+	    o2_check_param("credits", o2_credits, 8, 16384) ||
+	    o2_check_param("ack_timeout", o2_ack_timeout, 12, 24))
 		return -EINVAL;
 
 	rc = o2_dev_init();
@@ -90,6 +96,7 @@ static void __exit o2_exit(void)
 	o2_connd_exit();
 	o2_dev_exit();
 	o2_nis_free();
+	o2_fault_clear();
 	pr_info("o2lnd: unloaded\n");
 }
 

@@ -30,9 +30,11 @@
  *     rdma_destroy_id() of a listener, never taken in a CM callback)
  *   o2_devs_mutex (dev.c; sleeping; never taken under a spinlock)
  *   ni->lock (peer table, peer fields and peer conn lists)
+ *     -> ni->conns_lock (every conn of the NI, any state: the views)
  *     -> conn->lock (conn state, credits, tx queues)
  *   The two mutexes are never held together, nor with a spinlock.
- *   o2_ping_lock (pending pings) is a leaf: nothing is taken under it.
+ *   o2_ping_lock (pending pings) and o2_fault_lock (fault rules) are
+ *   leaves: nothing is taken under them.
  *
  * A cm_id is never destroyed inside its own CM callback: the handler
  * returns 0 and connd destroys it, except for a refused CONNECT_REQUEST,
@@ -62,6 +64,7 @@
 #include "wire.h"
 #include "nid.h"
 #include "state.h"
+#include "fault.h"
 
 #define O2_VERSION		"0.1.0"
 /*
@@ -74,12 +77,15 @@
 #define O2_ADDR_RETRIES		4
 #define O2_RESOLVE_TIMEOUT_MS	5000
 #define O2_MAX_NETS		16
+/* a conn that received a message gets ESTABLISHED within this, or closes */
+#define O2_ESTABLISH_GRACE	(2 * HZ)
 
 /* module parameters (main.c) */
 extern int o2_service;
 extern int o2_peer_credits;
 extern int o2_timeout;
 extern int o2_credits;
+extern int o2_ack_timeout;
 
 extern struct workqueue_struct *o2_connd_wq;
 extern struct list_head o2_nis;
@@ -122,6 +128,9 @@ struct o2_dev {
  * @up: accepting connections
  * @shutdown: module unload in progress
  * @tx_live: txs alive on this NI (bounded by o2_credits)
+ * @conns_lock: protects @conns
+ * @conns: every conn of the NI from allocation to release, whatever its
+ *	state (so zombies stay visible)
  * @stats: counters reported by NET_SHOW
  */
 struct o2_ni {
@@ -141,6 +150,8 @@ struct o2_ni {
 	bool up;
 	bool shutdown;
 	atomic_t tx_live;
+	spinlock_t conns_lock;	/* conns */
+	struct list_head conns;
 	struct {
 		atomic64_t send_count;
 		atomic64_t recv_count;
@@ -151,6 +162,7 @@ struct o2_ni {
 		atomic64_t connects_passive;
 		atomic64_t rejects_sent;
 		atomic64_t rejects_received;
+		atomic64_t error_count;
 	} stats;
 };
 
@@ -170,6 +182,13 @@ struct o2_ni {
  * @retries: consecutive rejects of other retryable kinds
  * @addr_retries: consecutive address resolution timeouts
  * @in_table: still in ni->peers
+ * @state: O2_PEER_*, kept by o2_peer_update_state()
+ * @backoff_ms: current reconnect backoff after failed connects (0 after
+ *	a success)
+ * @last_error: errno of the last failure
+ * @last_reject: reason of the last reject received
+ * @n: counters for PEER_SHOW (ni->lock)
+ * @st: traffic counters for PEER_SHOW (atomic, no lock)
  */
 struct o2_peer {
 	struct hlist_node node;
@@ -186,6 +205,28 @@ struct o2_peer {
 	int retries;
 	int addr_retries;
 	bool in_table;
+	enum o2_peer_state state;
+	unsigned int backoff_ms;
+	int last_error;
+	u8 last_reject;
+	struct {
+		u32 races_received;
+		u32 races_sent;
+		u32 connects;
+		u32 connect_failures;
+		u32 rejects_sent;
+		u32 rejects_received;
+		u32 stale_closes;
+		u32 phase_timeouts;
+	} n;
+	struct {
+		atomic64_t send_count;
+		atomic64_t recv_count;
+		atomic64_t drop_count;
+		atomic64_t error_count;
+		atomic64_t send_bytes;
+		atomic64_t recv_bytes;
+	} st;
 };
 
 /* phases of an active connect, for deadlines and logs */
@@ -212,6 +253,9 @@ struct o2_rx {
 
 /**
  * struct o2_conn - one RC connection
+ * @ni_list: in ni->conns (ni->conns_lock), from allocation to release
+ * @created: jiffies at allocation
+ * @parked: a CONNECT_REQUEST held unanswered by a fault rule
  * @peer_list: in peer->conns (ni->lock)
  * @ref: references
  * @ni: our NI
@@ -233,12 +277,19 @@ struct o2_rx {
  * @nposted: Sends posted and not completed (send queue slots)
  * @tx_queue: txs waiting for credits/slots
  * @tx_noops: NOOPs (need no credit)
+ * @hold_sends: iWARP passive side: nothing is posted until the first
+ *	message arrives (the initiator must send first, RDMAP/MPA)
+ * @greet: iWARP active side: send a NOOP at once if nothing else goes,
+ *	so that the passive side may start sending
  * @nrx: receive buffers
  * @rxs: receive buffers
  * @connect_work: connd work starting an active connect
  * @teardown: connd work destroying the conn
  */
 struct o2_conn {
+	struct list_head ni_list;
+	unsigned long created;
+	bool parked;
 	struct list_head peer_list;
 	struct kref ref;
 	struct o2_ni *ni;
@@ -260,6 +311,8 @@ struct o2_conn {
 	int nposted;
 	struct list_head tx_queue;
 	struct list_head tx_noops;
+	bool hold_sends;
+	bool greet;
 	int nrx;
 	struct o2_rx *rxs;
 	struct work_struct connect_work;
@@ -281,6 +334,10 @@ struct o2_conn {
  * @ping_cookie: nonzero: the ping this message carries
  * @deadline: jiffies by which a tx queued on a conn must be posted
  * @status: result
+ * @resends: times it was sent again after its connection failed
+ * @nid: destination NID (set by o2_ni_launch())
+ * @has_deadline: @deadline was set by the owner (else launch sets it to
+ *	the timeout parameter)
  */
 struct o2_tx {
 	struct ib_cqe cqe;
@@ -296,6 +353,9 @@ struct o2_tx {
 	u64 ping_cookie;
 	unsigned long deadline;
 	int status;
+	int resends;
+	u64 nid;
+	bool has_deadline;
 };
 
 /* dev.c */
@@ -315,6 +375,7 @@ void o2_conn_close(struct o2_conn *conn, int error);
 void o2_conn_established(struct o2_conn *conn);
 void o2_our_connparams(struct o2_connparams *cp);
 void o2_peer_close_stale(struct o2_peer *peer, u64 incarnation);
+void o2_peer_update_state(struct o2_peer *peer);
 
 /* cm.c */
 int o2_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
@@ -324,6 +385,7 @@ int o2_conn_start_active(struct o2_peer *peer);
 struct o2_tx *o2_tx_alloc(struct o2_ni *ni, u8 type);
 void o2_tx_put(struct o2_tx *tx);
 void o2_tx_fail_list(struct list_head *txs, int error);
+void o2_tx_fail_or_resend(struct list_head *txs, int error);
 int o2_conn_queue_tx(struct o2_conn *conn, struct o2_tx *tx);
 void o2_conn_check_sends(struct o2_conn *conn);
 bool o2_conn_tx_late(struct o2_conn *conn, unsigned long now);
@@ -355,6 +417,9 @@ int o2_nis_start(const char *networks);
 void o2_nis_stop(void);
 void o2_nis_free(void);
 void o2_ni_device_removed(struct ib_device *ibdev);
+int o2_peer_show(u32 ni_index, u32 index, struct o2lnd_ioc_peer *out);
+int o2_conn_show(u32 ni_index, u32 index, struct o2lnd_ioc_conn *out);
+int o2_peer_close(u64 nid, u64 local_nid, u32 *closed);
 
 /* ctl.c */
 int o2_ctl_init(void);

@@ -6,6 +6,7 @@
 #include <linux/slab.h>
 #include <linux/ratelimit.h>
 #include "o2lnd.h"
+#include "trace.h"
 
 static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc);
 
@@ -107,6 +108,9 @@ static void o2_rx_protocol_error(struct o2_conn *conn, const char *what,
 	char nid[O2_NIDSTR_SIZE];
 
 	atomic64_inc(&conn->ni->stats.drop_count);
+	atomic64_inc(&conn->ni->stats.error_count);
+	atomic64_inc(&conn->peer->st.drop_count);
+	atomic64_inc(&conn->peer->st.error_count);
 	pr_warn_ratelimited("o2lnd: %s from %s: %d, closing connection\n",
 			    what, o2_nid_format(conn->peer->nid, nid,
 						sizeof(nid)), rc);
@@ -119,7 +123,9 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct o2_conn *conn = rx->conn;
 	struct o2_msg_hdr *hdr = rx->msg;
 	struct o2_msg_expect exp = {};
+	struct o2_fault_hit hit;
 	int rc, credits;
+	u8 type = 0;
 	bool credit;
 
 	if (wc->status != IB_WC_SUCCESS) {
@@ -129,6 +135,12 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	ib_dma_sync_single_for_cpu(conn->dev->ibdev, rx->dma,
 				   O2_MAX_MSG_SIZE, DMA_FROM_DEVICE);
+	/* the type byte is the same in either byte order */
+	if (wc->byte_len >= sizeof(*hdr))
+		type = hdr->type;
+	if (type && o2_fault_fire(O2LND_FAULT_MSG_CORRUPT, type,
+				  conn->ni->nid, conn->peer->nid, &hit))
+		((u8 *)rx->msg)[0] ^= 0x5a;	/* the magic: refused */
 	exp.nob = wc->byte_len;
 	exp.srcnid = conn->peer->nid;
 	exp.dstnid = conn->ni->nid;
@@ -145,11 +157,24 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 				   conn->cp.queue_depth);
 	if (credits >= 0)
 		conn->credits = credits;
+	conn->hold_sends = false;	/* iWARP: the initiator has spoken */
+	/*
+	 * A message on a conn still waiting for ESTABLISHED: the peer has
+	 * accepted, so the event is due at once (it comes from another
+	 * work queue than this completion).  If it was lost, do not wait
+	 * for the whole phase deadline.
+	 */
+	if (conn->state == O2_CONN_ACTIVE_CONNECT &&
+	    time_after(conn->deadline, jiffies + O2_ESTABLISH_GRACE))
+		conn->deadline = jiffies + O2_ESTABLISH_GRACE;
 	spin_unlock(&conn->lock);
 	if (credits < 0) {
 		o2_rx_protocol_error(conn, "credit overflow", -EPROTO);
 		return;
 	}
+	if (hdr->credits)
+		trace_o2lnd_credits_returned(conn->ni->nid, conn->peer->nid,
+					     hdr->credits, credits);
 
 	switch (hdr->type) {
 	case O2_MSG_NOOP:
@@ -157,8 +182,17 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		break;
 	case O2_MSG_IMMEDIATE:
 		credit = true;
+		if (o2_fault_fire(O2LND_FAULT_MSG_DROP, hdr->type,
+				  conn->ni->nid, conn->peer->nid, &hit)) {
+			/* lost after the wire: its credit still returns */
+			atomic64_inc(&conn->ni->stats.drop_count);
+			atomic64_inc(&conn->peer->st.drop_count);
+			break;
+		}
 		atomic64_inc(&conn->ni->stats.recv_count);
 		atomic64_add(hdr->nob, &conn->ni->stats.recv_bytes);
+		atomic64_inc(&conn->peer->st.recv_count);
+		atomic64_add(hdr->nob, &conn->peer->st.recv_bytes);
 		o2_lnet_recv(conn, rx->msg + sizeof(*hdr),
 			     hdr->nob - sizeof(*hdr));
 		break;

@@ -30,6 +30,133 @@ static const u8 o2_conn_allowed[O2_CONN_NSTATES] = {
 	[O2_CONN_DISCONNECTED] = 0,
 };
 
+static const char * const o2_peer_state_names[] = {
+	[O2_PEER_IDLE] = "IDLE",
+	[O2_PEER_CONNECTING] = "CONNECTING",
+	[O2_PEER_ESTABLISHED] = "ESTABLISHED",
+	[O2_PEER_BACKOFF] = "BACKOFF",
+};
+
+/* o2_peer_allowed[from] is the bit mask of states @from may move to */
+static const u8 o2_peer_allowed[O2_PEER_NSTATES] = {
+	[O2_PEER_IDLE] = BIT(O2_PEER_CONNECTING) | BIT(O2_PEER_ESTABLISHED),
+	[O2_PEER_CONNECTING] = BIT(O2_PEER_IDLE) | BIT(O2_PEER_ESTABLISHED) |
+			       BIT(O2_PEER_BACKOFF),
+	[O2_PEER_ESTABLISHED] = BIT(O2_PEER_IDLE) | BIT(O2_PEER_CONNECTING) |
+				BIT(O2_PEER_BACKOFF),
+	[O2_PEER_BACKOFF] = BIT(O2_PEER_IDLE) | BIT(O2_PEER_CONNECTING) |
+			    BIT(O2_PEER_ESTABLISHED),
+};
+
+/**
+ * o2_peer_state_name() - printable peer state
+ * @state: the state
+ *
+ * Return: its name, "?" for a value that is not a state.
+ */
+const char *o2_peer_state_name(enum o2_peer_state state)
+{
+	if ((unsigned int)state >= ARRAY_SIZE(o2_peer_state_names))
+		return "?";
+	return o2_peer_state_names[state];
+}
+
+/**
+ * o2_peer_transition_ok() - may a peer move from @from to @to?
+ * @from: current state
+ * @to: new state (different from @from)
+ *
+ * Return: true if the table allows it; false for a value that is not a
+ * state.
+ */
+bool o2_peer_transition_ok(enum o2_peer_state from, enum o2_peer_state to)
+{
+	if ((unsigned int)from >= O2_PEER_NSTATES ||
+	    (unsigned int)to >= O2_PEER_NSTATES)
+		return false;
+	return o2_peer_allowed[from] & BIT(to);
+}
+
+/**
+ * o2_peer_state_of() - the state a peer is in
+ * @established: one of its conns is ESTABLISHED
+ * @connecting: one of its conns is being set up (INIT, ACTIVE_CONNECT,
+ *	PASSIVE_WAIT)
+ * @backoff: a reconnect is scheduled
+ *
+ * Return: ESTABLISHED, else CONNECTING, else BACKOFF, else IDLE.
+ */
+enum o2_peer_state o2_peer_state_of(bool established, bool connecting,
+				    bool backoff)
+{
+	if (established)
+		return O2_PEER_ESTABLISHED;
+	if (connecting)
+		return O2_PEER_CONNECTING;
+	return backoff ? O2_PEER_BACKOFF : O2_PEER_IDLE;
+}
+
+/**
+ * o2_race_decide() - what to do with a CONNREQ from a peer we may be
+ *	connecting to ourselves
+ * @connecting: an active connect of ours to that peer is in progress
+ * @age_ms: how long ago our connect started
+ * @our_nid: our NID
+ * @peer_nid: the requester's NID
+ * @races: CONN_RACE rejects we already sent it in a row
+ *
+ * The tie-break is deterministic: the higher NID's connect wins
+ * (o2_race_we_win()).  Two rules bound it in time, where o2iblnd only
+ * had the second (LU-7646):
+ *   - a genuine race has both requests in flight at once; if ours is
+ *     older than O2_RACE_WINDOW_MS while the peer, evidently alive, is
+ *     asking, ours is presumed stuck: it is aborted and the peer's
+ *     request accepted;
+ *   - after O2_MAX_RACES rejects in a row the peer's request is accepted
+ *     whatever the age (and ours aborted).
+ *
+ * Return: the verdict.
+ */
+enum o2_race_verdict o2_race_decide(bool connecting, unsigned int age_ms,
+				    u64 our_nid, u64 peer_nid, int races)
+{
+	if (!connecting || !o2_race_we_win(our_nid, peer_nid))
+		return O2_RACE_ACCEPT;
+	if (age_ms >= O2_RACE_WINDOW_MS || races >= O2_MAX_RACES)
+		return O2_RACE_ABORT_OURS;
+	return O2_RACE_REJECT;
+}
+
+/**
+ * o2_backoff_next() - the next reconnect delay after a failed connect
+ * @cur_ms: the current delay, 0 after a success
+ *
+ * Doubles from O2_BACKOFF_MIN_MS up to O2_BACKOFF_MAX_MS.
+ *
+ * Return: the delay in ms (before jitter).
+ */
+unsigned int o2_backoff_next(unsigned int cur_ms)
+{
+	if (cur_ms < O2_BACKOFF_MIN_MS)
+		return O2_BACKOFF_MIN_MS;
+	if (cur_ms >= O2_BACKOFF_MAX_MS / 2)
+		return O2_BACKOFF_MAX_MS;
+	return cur_ms * 2;
+}
+
+/**
+ * o2_jitter() - spread a delay by +-25%
+ * @ms: the delay
+ * @rnd: a random number
+ *
+ * Return: a delay in [ms - ms/4, ms + ms/4] (ms/4 rounded down); no
+ * overflow for any delay below UINT_MAX / 2.
+ */
+unsigned int o2_jitter(unsigned int ms, u32 rnd)
+{
+	return ms - ms / 4 + rnd % (2 * (ms / 4) + 1);
+}
+
 /**
  * o2_conn_state_name() - printable state
  * @state: the state
@@ -63,15 +190,18 @@ bool o2_conn_transition_ok(enum o2_conn_state from, enum o2_conn_state to)
  * o2_phase_timeout() - deadline of one connect phase
  * @timeout_s: the timeout module parameter, in seconds
  *
- * The larger of 5 s and a quarter of the timeout parameter, like the
- * connect-request timeout of Lustre's LU-17480, but applied to each
- * phase, resolution included.
+ * The larger of 5 s and a tenth of the timeout parameter (5 s at the
+ * default 50 s), applied to each phase, resolution included, where
+ * Lustre's LU-17480 bounds only the connect request, at 12 s.  A healthy
+ * phase takes milliseconds (a second under emulation); the CM's own
+ * first REQ retransmission comes at ~4.3 s (CMA_CM_RESPONSE_TIMEOUT), so
+ * a connect that lost its first REQ still completes in time.
  *
  * Return: jiffies.
  */
 unsigned long o2_phase_timeout(int timeout_s)
 {
-	return max(5, timeout_s / 4) * HZ;
+	return max(5, timeout_s / 10) * HZ;
 }
 
 /**
@@ -85,10 +215,13 @@ unsigned long o2_phase_timeout(int timeout_s)
  * @rnd: a random number, for the jitter of the delay
  *
  * A parameter reject (MSG_QUEUE_SIZE, RDMA_FRAGS, CONN_UNCOMPAT) is
- * retried once, at once, and only when it let us shrink a parameter.  A
- * CONN_RACE is retried after 100-499 ms up to O2_MAX_RACES + 5 times (the
- * other side stops rejecting after O2_MAX_RACES), a CONN_STALE after
- * 500-999 ms up to O2_MAX_RETRIES times.  Anything else is final.
+ * retried once, at once, and only when it let us shrink a parameter
+ * (never below 2 credits or 1 fragment).  A CONN_RACE is retried after
+ * 100-499 ms up to O2_MAX_RACES + 5 times (the other side stops
+ * rejecting after O2_MAX_RACES), a CONN_STALE or EARLY (the peer is
+ * starting) after 500-999 ms and a NO_RESOURCES after 1000-1999 ms, up
+ * to O2_MAX_RETRIES times.  FATAL, INVALID_SRV_ID and anything unknown
+ * are final: the queued messages fail.
  *
  * Return: the delay before reconnecting in ms, or -1 to give up.
  */
@@ -119,9 +252,14 @@ long o2_reject_retry_ms(u8 why, const struct o2_connparams *rej_cp,
 			return -1;
 		return 100 + rnd % 400;
 	case O2_REJECT_CONN_STALE:
+	case O2_REJECT_EARLY:
 		if ((*retries)++ >= O2_MAX_RETRIES)
 			return -1;
 		return 500 + rnd % 500;
+	case O2_REJECT_NO_RESOURCES:
+		if ((*retries)++ >= O2_MAX_RETRIES)
+			return -1;
+		return 1000 + rnd % 1000;
 	default:
 		return -1;
 	}

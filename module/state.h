@@ -11,7 +11,10 @@
 #include "wire.h"
 
 #define O2_MAX_RACES		20	/* LU-7646: then the lower NID wins */
-#define O2_MAX_RETRIES		3	/* STALE / parameter renegotiation */
+#define O2_MAX_RETRIES		3	/* STALE, NO_RESOURCES, EARLY */
+#define O2_RACE_WINDOW_MS	1000	/* an older connect of ours is stuck */
+#define O2_BACKOFF_MIN_MS	1000	/* first reconnect delay to a dead peer */
+#define O2_BACKOFF_MAX_MS	8000	/* cap of the doubling */
 
 /*
  * Conn states.  Allowed transitions (o2_conn_transition_ok()):
@@ -31,7 +34,37 @@ enum o2_conn_state {
 	O2_CONN_NSTATES
 };
 
+/*
+ * Peer states, derived from the peer's conns and its reconnect schedule
+ * by o2_peer_state_of(); the values are the uapi's O2LND_PEER_*.
+ * Allowed transitions (o2_peer_transition_ok()): every change between
+ * two different states except IDLE -> BACKOFF (a backoff only follows a
+ * connect that failed, so the peer was CONNECTING or ESTABLISHED).
+ */
+enum o2_peer_state {
+	O2_PEER_IDLE,
+	O2_PEER_CONNECTING,
+	O2_PEER_ESTABLISHED,
+	O2_PEER_BACKOFF,
+	O2_PEER_NSTATES
+};
+
+/* What a CONNREQ that races with our own connect gets (o2_race_decide()) */
+enum o2_race_verdict {
+	O2_RACE_ACCEPT,		/* accept it; ours (if any) goes on */
+	O2_RACE_REJECT,		/* reject it with CONN_RACE */
+	O2_RACE_ABORT_OURS,	/* accept it and abort our connect */
+};
+
 const char *o2_conn_state_name(enum o2_conn_state state);
+const char *o2_peer_state_name(enum o2_peer_state state);
+bool o2_peer_transition_ok(enum o2_peer_state from, enum o2_peer_state to);
+enum o2_peer_state o2_peer_state_of(bool established, bool connecting,
+				    bool backoff);
+enum o2_race_verdict o2_race_decide(bool connecting, unsigned int age_ms,
+				    u64 our_nid, u64 peer_nid, int races);
+unsigned int o2_backoff_next(unsigned int cur_ms);
+unsigned int o2_jitter(unsigned int ms, u32 rnd);
 bool o2_conn_transition_ok(enum o2_conn_state from, enum o2_conn_state to);
 unsigned long o2_phase_timeout(int timeout_s);
 long o2_reject_retry_ms(u8 why, const struct o2_connparams *rej_cp,

@@ -13,13 +13,20 @@
  */
 #include <linux/slab.h>
 #include <linux/ratelimit.h>
+#include <linux/delay.h>
 #include "o2lnd.h"
+#include "trace.h"
 
 static void o2_tx_release(struct kref *ref)
 {
 	struct o2_tx *tx = container_of(ref, struct o2_tx, ref);
 
 	WARN_ON(tx->ibdev);
+	if (tx->status) {
+		atomic64_inc(&tx->ni->stats.error_count);
+		trace_o2lnd_tx_failed(tx->ni->nid, tx->nid, tx->type, tx->nob,
+				      tx->status);
+	}
 	o2_lnet_tx_done(tx);
 	atomic_dec(&tx->ni->tx_live);
 	kfree(tx->msg);
@@ -86,13 +93,59 @@ void o2_tx_fail_list(struct list_head *txs, int error)
 	}
 }
 
+/*
+ * May a tx that failed with @error on a dying conn be sent again?  Like
+ * LNet's resend on a local or remote drop: once, when the conn broke
+ * under it (send error, peer disconnected or rebooted, conn aborted or
+ * closed as a duplicate),
+ * while its deadline holds and the NI is up.  NOOPs only carried credits
+ * of the dead conn.
+ */
+static bool o2_tx_may_resend(struct o2_tx *tx, int error)
+{
+	if (tx->type == O2_MSG_NOOP || tx->resends >= 1 || !tx->nid ||
+	    READ_ONCE(tx->ni->shutdown) || time_after(jiffies, tx->deadline))
+		return false;
+	return error == -EIO || error == -ECONNRESET || error == -ESTALE ||
+	       error == -ECONNABORTED || error == -EALREADY;
+}
+
+/**
+ * o2_tx_fail_or_resend() - complete the txs of a dead conn
+ * @txs: txs that were queued or posted on it and did not complete
+ * @error: why the conn died
+ *
+ * Each tx is launched again once towards its destination
+ * (o2_tx_may_resend()), which connects anew; the others complete with
+ * @error.  The caller holds no o2lnd lock and has already closed the
+ * conn, so a resend never lands on it.
+ */
+void o2_tx_fail_or_resend(struct list_head *txs, int error)
+{
+	struct o2_tx *tx, *tmp;
+
+	list_for_each_entry_safe(tx, tmp, txs, list) {
+		list_del_init(&tx->list);
+		if (o2_tx_may_resend(tx, error)) {
+			tx->resends++;
+			tx->conn = NULL;
+			tx->status = 0;
+			o2_ni_launch(tx->ni, tx->nid, tx);
+			continue;
+		}
+		tx->status = error;
+		o2_tx_put(tx);
+	}
+}
+
 /**
  * o2_conn_queue_tx() - queue a tx on a conn
  * @conn: the conn
  * @tx: the tx; its reference passes to the conn on success
  *
- * A tx still waiting for credits or a send-queue slot after the timeout
- * parameter makes connd close the conn (o2_conn_tx_late()).
+ * A tx still waiting for credits or a send-queue slot past its deadline
+ * (set at launch: the timeout parameter) makes connd close the conn
+ * (o2_conn_tx_late()).
  *
  * Return: 0, or -ECONNABORTED when the conn is closing.
  */
@@ -107,42 +160,65 @@ int o2_conn_queue_tx(struct o2_conn *conn, struct o2_tx *tx)
 		list_add_tail(&tx->list, &conn->tx_noops);
 	else
 		list_add_tail(&tx->list, &conn->tx_queue);
-	tx->deadline = jiffies + o2_timeout * HZ;
+	if (tx->type == O2_MSG_NOOP)
+		tx->deadline = jiffies + o2_timeout * HZ;
 	spin_unlock(&conn->lock);
 	return rc;
 }
 
+/*
+ * The Send completion of a tx.  Tx lifetime rule, enforced here: a posted
+ * tx holds a reference for its work request, dropped only by this
+ * completion, after the DMA unmap; so nothing a WR may still touch is
+ * freed or unmapped before the device is done with it, and a tx never
+ * completes to LNet before its Send completion, however late.  A
+ * SEND_DELAY fault holds the completion back (it sleeps here, in
+ * ib_comp_wq: the CQ's later completions wait behind it, and
+ * ib_drain_qp() waits for it).
+ */
 static void o2_tx_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct o2_tx *tx = container_of(wc->wr_cqe, struct o2_tx, cqe);
 	struct o2_conn *conn = tx->conn;
 	bool failed = wc->status != IB_WC_SUCCESS;
+	struct o2_fault_hit hit;
+	LIST_HEAD(resend);
 
+	if (o2_fault_fire(O2LND_FAULT_SEND_DELAY, 0, conn->ni->nid,
+			  conn->peer->nid, &hit))
+		msleep(hit.delay_ms);
 	ib_dma_unmap_single(tx->ibdev, tx->dma, tx->nob, DMA_TO_DEVICE);
 	tx->ibdev = NULL;
 	spin_lock(&conn->lock);
 	conn->nposted--;
 	spin_unlock(&conn->lock);
 
-	if (failed) {
-		tx->status = -EIO;
-		if (wc->status != IB_WC_WR_FLUSH_ERR) {
-			char nid[O2_NIDSTR_SIZE];
-
-			pr_warn_ratelimited("o2lnd: send to %s failed: %s\n",
-					    o2_nid_format(conn->peer->nid, nid,
-							  sizeof(nid)),
-					    ib_wc_status_msg(wc->status));
+	trace_o2lnd_tx_completed(conn->ni->nid, conn->peer->nid, tx->type,
+				 tx->nob, failed ? -EIO : 0);
+	if (!failed) {
+		if (tx->type != O2_MSG_NOOP) {
+			atomic64_inc(&conn->ni->stats.send_count);
+			atomic64_add(tx->nob, &conn->ni->stats.send_bytes);
+			atomic64_inc(&conn->peer->st.send_count);
+			atomic64_add(tx->nob, &conn->peer->st.send_bytes);
 		}
-	} else if (tx->type != O2_MSG_NOOP) {
-		atomic64_inc(&conn->ni->stats.send_count);
-		atomic64_add(tx->nob, &conn->ni->stats.send_bytes);
-	}
-	o2_tx_put(tx);
-	if (failed)
-		o2_conn_close(conn, -EIO);
-	else
+		o2_tx_put(tx);
 		o2_conn_check_sends(conn);
+		return;
+	}
+	if (wc->status != IB_WC_WR_FLUSH_ERR) {
+		char nid[O2_NIDSTR_SIZE];
+
+		atomic64_inc(&conn->peer->st.error_count);
+		pr_warn_ratelimited("o2lnd: send to %s failed: %s\n",
+				    o2_nid_format(conn->peer->nid, nid,
+						  sizeof(nid)),
+				    ib_wc_status_msg(wc->status));
+	}
+	/* close first, so that a resend cannot land on this conn */
+	o2_conn_close(conn, -EIO);
+	list_add_tail(&tx->list, &resend);
+	o2_tx_fail_or_resend(&resend, -EIO);
 }
 
 /* Caller holds conn->lock.  Return: 0 or an errno (the tx is unposted). */
@@ -176,7 +252,10 @@ static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx)
 		tx->ibdev = NULL;
 		return rc;
 	}
+	trace_o2lnd_tx_posted(conn->ni->nid, conn->peer->nid, tx->type, tx->nob,
+			      0);
 	conn->outstanding -= o2_credits_return(conn->outstanding);
+	conn->greet = false;
 	conn->nposted++;
 	if (tx->type != O2_MSG_NOOP)
 		conn->credits--;
@@ -186,10 +265,15 @@ static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx)
 /*
  * A NOOP is needed when we owe at least queue_depth - 1 credits and no
  * queued message can carry them: none is queued, or we have no credit to
- * send it (both sides waiting for credits would otherwise deadlock).
+ * send it (both sides waiting for credits would otherwise deadlock).  On
+ * a new iWARP connection the active side also greets with a NOOP when it
+ * has nothing else to send: the passive side holds its sends until it
+ * has received something (conn->hold_sends).
  */
 static bool o2_conn_need_noop_locked(struct o2_conn *conn)
 {
+	if (conn->greet)
+		return list_empty(&conn->tx_queue) || conn->credits == 0;
 	return conn->outstanding >= conn->cp.queue_depth - 1 &&
 	       (list_empty(&conn->tx_queue) || conn->credits == 0);
 }
@@ -200,7 +284,8 @@ static bool o2_conn_need_noop_locked(struct o2_conn *conn)
  *
  * Queues a NOOP when credits are owed and nothing else would carry them,
  * then posts NOOPs (no credit needed) and queued messages (one credit
- * each) while send-queue slots remain.  Only an ESTABLISHED conn posts.
+ * each) while send-queue slots remain.  Only an ESTABLISHED conn posts,
+ * and an iWARP passive one only once it has received a message.
  * Any context without o2lnd locks.
  */
 void o2_conn_check_sends(struct o2_conn *conn)
@@ -222,7 +307,7 @@ void o2_conn_check_sends(struct o2_conn *conn)
 		list_add_tail(&noop->list, &conn->tx_noops);
 		noop = NULL;
 	}
-	while (conn->state == O2_CONN_ESTABLISHED &&
+	while (conn->state == O2_CONN_ESTABLISHED && !conn->hold_sends &&
 	       conn->nposted < conn->cp.queue_depth) {
 		if (!list_empty(&conn->tx_noops)) {
 			tx = list_first_entry(&conn->tx_noops, struct o2_tx,

@@ -1,8 +1,10 @@
 #!/bin/bash
 # make check: host unit tests (ctest), the integration scenarios in QEMU
-# guests on Debian's kernel, then our own kernels: KUnit suites on the test
-# kernel, o2lnd on the test kernel, and the scenarios again on the debug
-# kernel (KASAN, lockdep, kmemleak, debugobjects, list debugging).  Ends
+# guests on Debian's kernel over Soft-RoCE (rxe) and again over Soft-iWARP
+# (siw), the DKMS packaging (add/build/install/remove), then our own
+# kernels: KUnit suites on the test kernel, o2lnd on the test kernel, and
+# the scenarios again on the debug kernel (KASAN, lockdep, kmemleak,
+# debugobjects, list debugging).  Ends
 # with exactly one line "N passed, N failed" counting every test case of
 # every stage (from their XML reports); exits non-zero if any failed.
 #
@@ -11,22 +13,30 @@
 # Stages:
 #   1 host unit tests                    results/check/unit.xml
 #   2 scenarios, Debian kernel           results/check/itest.xml, results/itest/
-#   3 kernels: kernel/build.sh test, debug (cached; cold ~10-25 min each)
-#   4 o2lnd.ko + o2lnd_kunit.ko against each, in copies of the sources
+#   3 the OneGuestVeth and TwoGuests scenarios on Soft-iWARP (O2_TRANSPORT=siw;
+#     siw.ko built for Debian's kernel by testbed/siw-module.sh, cached)
+#                                        Siw/<Suite>.<Test>, results/siw/itest/
+#   4 DKMS: testbed/dkms-test.sh, add/build/install/remove for the guest
+#     kernel's headers (-k <.testbed-abi>)  Dkms.<Case>, results/check/dkms.xml
+#   5 kernels: kernel/build.sh test, debug (cached; cold ~10-25 min each)
+#   6 o2lnd.ko + o2lnd_kunit.ko against each, in copies of the sources
 #     (results/build-test/, results/build-debug/; ./o2lnd.ko is not touched)
-#   5 KUnit on the test kernel           KUnit/<suite>.<case>
+#   7 KUnit on the test kernel           KUnit/<suite>.<case>
 #     and on the debug kernel            Debug/KUnit/<suite>.<case>
-#   6 o2lnd on the test kernel: a ping   TestKernel/<Suite>.<Test>
-#   7 scenarios on the debug kernel, kmemleak scan after each
+#   8 o2lnd on the test kernel: a ping   TestKernel/<Suite>.<Test>
+#   9 scenarios on the debug kernel, kmemleak scan after each
 #                                        Debug/<Suite>.<Test>, results/debug/itest/
 #
 # Env: BUILD (default <top>/build), O2_RESULTS (default <top>/results),
 #      O2_CHECK_TIMEOUT (s, default 3000) for the Debian scenario binary,
-#      O2_CHECK_KERNELS=0 skips stages 3-7 (a quick check on Debian's kernel),
-#      O2_DEBUG_FILTER (gtest filter for stage 7; default: FILTER, else every
-#        suite but TestbedRouter, which tests the test bed, not o2lnd),
-#      O2_DEBUG_TIMEOUT (s, default 3000) for the stage 7 binary,
-#      O2_DEBUG_SCALE (O2_TIMEOUT_SCALE of stage 7, default 5),
+#      O2_CHECK_KERNELS=0 skips stages 5-9 (a quick check on Debian's kernel),
+#      O2_SIW_FILTER (gtest filter for stage 3; default: FILTER, else
+#        OneGuestVeth.*:TwoGuests.*), O2_SIW_TIMEOUT (s, default 1200),
+#      O2_CHECK_SIW=0 / O2_CHECK_DKMS=0 skip stage 3 / 4,
+#      O2_DEBUG_FILTER (gtest filter for stage 9; default: FILTER, else a
+#        subset covering every module path once: see stage 9),
+#      O2_DEBUG_TIMEOUT (s, default 3000) for the stage 9 binary,
+#      O2_DEBUG_SCALE (O2_TIMEOUT_SCALE of stage 9, default 5),
 #      and what the test bed reads (O2_CACHE, ...: testbed/README.md).
 set -uo pipefail
 TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -42,8 +52,8 @@ while [[ $# -gt 0 ]]; do
 	esac
 done
 KERNELS=${O2_CHECK_KERNELS:-1}
-NSTAGES=7
-[[ "$KERNELS" == 0 ]] && NSTAGES=2
+NSTAGES=9
+[[ "$KERNELS" == 0 ]] && NSTAGES=4
 T0=$SECONDS
 say() { printf '[check %4ds] %s\n' $((SECONDS - T0)) "$*"; }
 stage_t=0
@@ -63,7 +73,7 @@ run_itest() {
 	timeout --signal=KILL "$limit" "$ITEST" --gtest_output="xml:$xml" --gtest_color=no "$@" 2>&1 |
 		tee "$log" | while IFS= read -r l; do
 		case "$l" in
-		"[ RUN      ]"*|"[       OK ]"*|"[  FAILED  ]"*|"[  SKIPPED ]"*|"[ testbed  ]"*|"[ logs     ]"*|"[ kmemleak ]"*)
+		"[ RUN      ]"*|"[       OK ]"*|"[  FAILED  ]"*|"[  SKIPPED ]"*|"[ testbed  ]"*|"[ logs     ]"*|"[ kmemleak ]"*|"[ figure   ]"*)
 			printf '[check %4ds] %s\n' $((SECONDS - T0)) "$l" ;;
 		*) printf '    %s\n' "$l" ;;
 		esac
@@ -116,19 +126,54 @@ checkpatch_clean() {
 stage 2 "integration scenarios in QEMU guests, Debian kernel${FILTER:+ (filter $FILTER)}"
 if [[ -x "$ITEST" ]]; then
 	rm -f "$RES"/itest/*/*/out/*.xml  # guest-side reports of earlier runs
+	rm -rf "$RES/hostile"  # the Hostile suites' report (fuzzer counts, privilege, parameters)
 	args=()
 	[[ -n "$FILTER" ]] && args+=(--gtest_filter="$FILTER")
 	O2_KMEMLEAK=${O2_KMEMLEAK:-0} run_itest "$OUT/itest.xml" "$OUT/itest.log" "${O2_CHECK_TIMEOUT:-3000}" "${args[@]}"
 	stage_done 2 "log $OUT/itest.log, guest logs $RES/itest/"
+	[[ -f "$RES/hostile/report.md" ]] && cp "$RES/hostile/report.md" "$OUT/hostile-report.md"
 	[[ -s "$OUT/itest.xml" ]] || missing+=("integration binary wrote no XML report (crashed?)")
 else
 	say "no integration binary at $ITEST (make userspace)"
 	missing+=("integration: no binary")
 fi
 
+# ---------------------------------------------------------------- 3 siw
+# Debian's kernel has no siw (CONFIG_RDMA_SIW is not set): siw-module.sh
+# builds it from Debian's linux-source-6.1 into the test bed's copy of the
+# kernel (cached); guests create siw0.. where they would create rxe0..
+SFILTER=${O2_SIW_FILTER:-${FILTER:-OneGuestVeth.*:TwoGuests.*}}
+stage 3 "scenarios on Soft-iWARP (siw), Debian kernel (filter $SFILTER)"
+if [[ "${O2_CHECK_SIW:-1}" == 0 ]]; then
+	say "skipped (O2_CHECK_SIW=0)"
+elif [[ ! -x "$ITEST" ]]; then
+	say "no integration binary at $ITEST (make userspace)"
+elif ! "$TOP/testbed/siw-module.sh" > "$OUT/siw-module.log" 2>&1; then
+	tail -20 "$OUT/siw-module.log" | sed 's/^/    /'
+	missing+=("siw.ko for Debian's kernel: testbed/siw-module.sh failed (log $OUT/siw-module.log)")
+else
+	say "siw.ko: $(tail -1 "$OUT/siw-module.log")"
+	rm -rf "$RES/siw"
+	O2_TRANSPORT=siw O2_RESULTS="$RES/siw" O2_KMEMLEAK=${O2_KMEMLEAK:-0} \
+		run_itest "$OUT/itest-siw.xml" "$OUT/itest-siw.log" "${O2_SIW_TIMEOUT:-1200}" \
+		--gtest_filter="$SFILTER"
+	[[ -s "$OUT/itest-siw.xml" ]] || missing+=("siw scenarios: no XML report (crashed?)")
+fi
+stage_done 3 "log $OUT/itest-siw.log, guest logs $RES/siw/itest/"
+
+# ---------------------------------------------------------------- 4 DKMS
+stage 4 "DKMS: add, build, install, remove for $(cat "$TOP/.testbed-abi" 2>/dev/null || echo '?')"
+if [[ "${O2_CHECK_DKMS:-1}" == 0 ]]; then
+	say "skipped (O2_CHECK_DKMS=0)"
+else
+	"$TOP/testbed/dkms-test.sh" "$OUT" || true
+	[[ -s "$OUT/dkms.xml" ]] || missing+=("DKMS test wrote no XML report (log $OUT/dkms.log)")
+fi
+stage_done 4 "log $OUT/dkms.log"
+
 if [[ "$KERNELS" != 0 ]]; then
-	# ------------------------------------------------------------ 3 kernels
-	stage 3 "our kernels (kernel/build.sh test, debug; cached)"
+	# ------------------------------------------------------------ 5 kernels
+	stage 5 "our kernels (kernel/build.sh test, debug; cached)"
 	declare -A KDIR
 	for f in test debug; do
 		t=$SECONDS
@@ -143,10 +188,10 @@ if [[ "$KERNELS" != 0 ]]; then
 			missing+=("kernel/build.sh $f failed (log $OUT/kernel-$f.log)")
 		fi
 	done
-	stage_done 3
+	stage_done 5
 
-	# ------------------------------------------------------------ 4 modules
-	stage 4 "o2lnd.ko and o2lnd_kunit.ko against each kernel"
+	# ------------------------------------------------------------ 6 modules
+	stage 6 "o2lnd.ko and o2lnd_kunit.ko against each kernel"
 	declare -A MDIR
 	for f in test debug; do
 		[[ -n "${KDIR[$f]:-}" ]] || continue
@@ -166,10 +211,10 @@ if [[ "$KERNELS" != 0 ]]; then
 			missing+=("building the modules against the $f kernel failed (log $d/build.log)")
 		fi
 	done
-	stage_done 4
+	stage_done 6
 
-	# ------------------------------------------------------------ 5 KUnit
-	stage 5 "KUnit suites (o2lnd_kunit.ko) on the test and debug kernels"
+	# ------------------------------------------------------------ 7 KUnit
+	stage 7 "KUnit suites (o2lnd_kunit.ko) on the test and debug kernels"
 	for f in test debug; do
 		[[ -n "${MDIR[$f]:-}" ]] || continue
 		t=$SECONDS
@@ -179,10 +224,10 @@ if [[ "$KERNELS" != 0 ]]; then
 		O2_TIMEOUT_SCALE=$scale "$TOP/testbed/kunit.sh" "${KDIR[$f]}" "${MDIR[$f]}" "$OUT/kunit-$f" "$prefix"
 		say "KUnit on the $f kernel: $((SECONDS - t)) s (KTAP in $OUT/kunit-$f/)"
 	done
-	stage_done 5
+	stage_done 7
 
-	# ------------------------------------------------------------ 6 test kernel
-	stage 6 "o2lnd.ko on the test kernel: ping across the veth pair"
+	# ------------------------------------------------------------ 8 test kernel
+	stage 8 "o2lnd.ko on the test kernel: ping across the veth pair"
 	if [[ -n "${MDIR[test]:-}" && -x "$ITEST" ]]; then
 		rm -rf "$RES/testkernel"
 		O2_KERNEL="${KDIR[test]}" O2_KO="${MDIR[test]}/o2lnd.ko" O2_RESULTS="$RES/testkernel" \
@@ -190,13 +235,26 @@ if [[ "$KERNELS" != 0 ]]; then
 			--gtest_filter='OneGuestVeth.PingAcrossVethPair'
 		[[ -s "$OUT/itest-testkernel.xml" ]] || missing+=("test kernel ping: no XML report (crashed?)")
 	fi
-	stage_done 6 "log $OUT/itest-testkernel.log"
+	stage_done 8 "log $OUT/itest-testkernel.log"
 
-	# ------------------------------------------------------------ 7 debug kernel
-	# The TestbedRouter suite tests the test bed itself (no o2lnd; timing
-	# assertions made for TCG on a plain kernel): not on the debug kernel.
-	DFILTER=${O2_DEBUG_FILTER:-${FILTER:--TestbedRouter.*}}
-	stage 7 "integration scenarios on the debug kernel, kmemleak after each (filter $DFILTER)"
+	# ------------------------------------------------------------ 9 debug kernel
+	# The debug kernel (KASAN, lockdep, kmemleak scans) runs scenarios ~6x
+	# slower than Debian's, so stage 9 runs a subset that exercises every
+	# code path of the module once: the basic scenarios, the adversary and
+	# the hostile-input suites, the connect race (20 rounds there, as
+	# O2_TIMEOUT_SCALE > 1), rmmod in a stuck connect and under traffic, a
+	# parameter renegotiation, a phase deadline and the race with a stuck
+	# connect.  Not there: TestbedRouter (tests the test bed itself), the
+	# dead-peer pacing runs (minutes of pings; their slab check means
+	# nothing under KASAN, whose quarantine keeps freed objects allocated)
+	# and the other parameter variants of the Connect suites.
+	DEBUG_DEFAULT='OneGuestVeth.*:TwoGuests.*:Adversary.*:Hostile.*'
+	DEBUG_DEFAULT+=':ConnectVeth.BothSides*:Connect/RmmodFinishes.*/connect'
+	DEBUG_DEFAULT+=':Connect/RmmodFinishes.*/ping_flood'
+	DEBUG_DEFAULT+=':Connect/EachRejectReason.IsHandled/msg_queue_size'
+	DEBUG_DEFAULT+=':Connect/StuckConnect.*/connect*:Connect/RaceWithAStuckConnect.*/route'
+	DFILTER=${O2_DEBUG_FILTER:-${FILTER:-$DEBUG_DEFAULT}}
+	stage 9 "integration scenarios on the debug kernel, kmemleak after each (filter $DFILTER)"
 	if [[ -n "${MDIR[debug]:-}" && -x "$ITEST" ]]; then
 		rm -rf "$RES/debug"
 		O2_KERNEL="${KDIR[debug]}" O2_KO="${MDIR[debug]}/o2lnd.ko" O2_RESULTS="$RES/debug" \
@@ -205,7 +263,7 @@ if [[ "$KERNELS" != 0 ]]; then
 			--gtest_filter="$DFILTER"
 		[[ -s "$OUT/itest-debug.xml" ]] || missing+=("debug kernel scenarios: no XML report (crashed?)")
 	fi
-	stage_done 7 "log $OUT/itest-debug.log, guest logs $RES/debug/itest/"
+	stage_done 9 "log $OUT/itest-debug.log, guest logs $RES/debug/itest/"
 fi
 
 # ---------------------------------------------------------------- summary
@@ -220,6 +278,9 @@ kunit = {}
 # inside guests (the guest ABI tests, written to the guest's /out), KUnit.
 reports = [(os.path.join(out, "unit.xml"), ""), (os.path.join(out, "style.xml"), ""), (os.path.join(out, "itest.xml"), "")]
 reports += [(p, "") for p in sorted(glob.glob(os.path.join(res, "itest", "*", "*", "out", "*.xml")))]
+reports += [(os.path.join(out, "itest-siw.xml"), "Siw/")]
+reports += [(p, "Siw/") for p in sorted(glob.glob(os.path.join(res, "siw", "itest", "*", "*", "out", "*.xml")))]
+reports += [(os.path.join(out, "dkms.xml"), "")]
 reports += [(os.path.join(out, "itest-testkernel.xml"), "TestKernel/")]
 reports += [(p, "TestKernel/") for p in sorted(glob.glob(os.path.join(res, "testkernel", "itest", "*", "*", "out", "*.xml")))]
 reports += [(os.path.join(out, "itest-debug.xml"), "Debug/")]

@@ -11,6 +11,10 @@
 #   o2.veth=1           veth pair veth0 192.168.1.1/24 <-> veth1 192.168.1.2/24,
 #                       policy-routed so traffic between them crosses the pair
 #   o2.rxe=IF[,IF...]   rdma link add rxeN type rxe netdev IF (N = position)
+#   o2.siw=IF[,IF...]   rdma link add siwN type siw netdev IF (Soft-iWARP;
+#                       modprobe siw: in-tree in our kernels, built for
+#                       Debian's by testbed/siw-module.sh).  rxe and siw
+#                       devices may coexist, even on one netdev
 #   o2.route=NET:GW[,NET:GW...]  static routes (192.168.2.0/24:192.168.1.254)
 #   o2.forward=1        enable IPv4 forwarding (router)
 #   o2.modules=M[,M...] extra modules to modprobe
@@ -37,8 +41,9 @@ run() { # run a setup command; log failures
 	fi
 }
 
-NAME=guest AGENT= IPS= MTU=9000 VETH=0 RXE= ROUTES= FORWARD=0 MODULES= RDMA=1
-for a in $(cat /proc/cmdline); do
+NAME=guest AGENT='' IPS='' MTU=9000 VETH=0 RXE='' SIW='' ROUTES='' FORWARD=0 MODULES='' RDMA=1
+read -ra CMDLINE < /proc/cmdline
+for a in "${CMDLINE[@]}"; do
 	case "$a" in
 	o2.name=*) NAME=${a#*=} ;;
 	o2.agent=*) AGENT=${a#*=} ;;
@@ -46,6 +51,7 @@ for a in $(cat /proc/cmdline); do
 	o2.mtu=*) MTU=${a#*=} ;;
 	o2.veth=*) VETH=${a#*=} ;;
 	o2.rxe=*) RXE=${a#*=} ;;
+	o2.siw=*) SIW=${a#*=} ;;
 	o2.route=*) ROUTES=${a#*=} ;;
 	o2.forward=*) FORWARD=${a#*=} ;;
 	o2.modules=*) MODULES=${a#*=} ;;
@@ -65,6 +71,9 @@ if ls /sys/bus/virtio/drivers/virtio_net >/dev/null 2>&1 || grep -q 1af4 /sys/bu
 fi
 if [[ $RDMA == 1 ]]; then
 	for m in ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe; do run modprobe $m; done
+fi
+if [[ $RDMA == 1 && -n $SIW ]]; then
+	run modprobe siw
 fi
 for m in ${MODULES//,/ }; do run modprobe "$m"; done
 log "modules loaded"
@@ -109,6 +118,11 @@ fi
 n=0
 for i in ${RXE//,/ }; do
 	run rdma link add rxe$n type rxe netdev "$i" && log "rxe$n on $i"
+	n=$((n + 1))
+done
+n=0
+for i in ${SIW//,/ }; do
+	run rdma link add siw$n type siw netdev "$i" && log "siw$n on $i"
 	n=$((n + 1))
 done
 

@@ -26,7 +26,7 @@ die() { echo "setup: error: $*" >&2; exit 1; }
 # ---------------------------------------------------------------- packages
 BASE_PKGS=(qemu-system-x86 qemu-utils busybox-static rdma-core ibverbs-utils rdmacm-utils
 	perftest iproute2 kmod cpio libgtest-dev cmake g++ make librdmacm-dev
-	libibverbs-dev libcap2-bin python3-yaml python3 xz-utils)
+	libibverbs-dev libcap2-bin python3-yaml python3 xz-utils dkms libyaml-cpp-dev)
 
 missing_pkgs() {
 	local installed

@@ -23,7 +23,7 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-#define O2LND_ABI_VERSION	1
+#define O2LND_ABI_VERSION	2
 #define O2LND_DEV_NAME		"o2lnd"		/* /dev/o2lnd */
 
 /* LNet network types (lnd types) used in NIDs */
@@ -145,6 +145,8 @@ struct o2lnd_ioc_ping {
  * @connects_passive: out: connect requests received
  * @rejects_sent: out: connect requests we rejected
  * @rejects_received: out: rejects of our connect requests
+ * @error_count: out: messages that failed (send errors, timeouts,
+ *	protocol errors)
  */
 struct o2lnd_ioc_net {
 	struct o2lnd_ioc_hdr hdr;
@@ -174,6 +176,291 @@ struct o2lnd_ioc_net {
 	__u64 connects_passive;
 	__u64 rejects_sent;
 	__u64 rejects_received;
+	__u64 error_count;
+};
+
+/*
+ * Peer states (struct o2lnd_ioc_peer.state):
+ *   IDLE         no connection and nothing to send
+ *   CONNECTING   a connection is being set up
+ *   ESTABLISHED  at least one connection is established
+ *   BACKOFF      the last connect failed; the next one is scheduled
+ */
+#define O2LND_PEER_IDLE		0
+#define O2LND_PEER_CONNECTING	1
+#define O2LND_PEER_ESTABLISHED	2
+#define O2LND_PEER_BACKOFF	3
+#define O2LND_PEER_NSTATES	4
+
+/*
+ * Connection states (struct o2lnd_ioc_conn.state, and the index of
+ * struct o2lnd_ioc_peer.conns[]).  CLOSING: being torn down by connd;
+ * ZOMBIE: torn down (QP, CQ and cm_id destroyed) but not yet freed.
+ */
+#define O2LND_CONN_INIT			0
+#define O2LND_CONN_ACTIVE_CONNECT	1
+#define O2LND_CONN_PASSIVE_WAIT		2
+#define O2LND_CONN_ESTABLISHED		3
+#define O2LND_CONN_CLOSING		4
+#define O2LND_CONN_ZOMBIE		5
+#define O2LND_CONN_NSTATES		6
+
+/* Phases of an active connect (struct o2lnd_ioc_conn.phase) */
+#define O2LND_PHASE_NONE	0
+#define O2LND_PHASE_ADDR	1	/* address resolution */
+#define O2LND_PHASE_ROUTE	2	/* route resolution */
+#define O2LND_PHASE_CONNECT	3	/* CONNREQ sent, waiting for the REP */
+
+/**
+ * struct o2lnd_ioc_peer - O2LND_IOC_PEER_SHOW: one peer of an NI by index
+ * @hdr: header
+ * @ni_index: in: NI index as in O2LND_IOC_NET_SHOW (1..); 0 (0@lo) and
+ *	an index past the last NI give -ENOENT
+ * @index: in: 0-based peer index on that NI; -ENOENT past the last
+ * @count: out: peers on the NI
+ * @state: out: O2LND_PEER_*
+ * @nid: out: the peer's NID
+ * @incarnation: out: the peer's last known incarnation, 0 if unknown
+ * @conns: out: the peer's connections by O2LND_CONN_* state (8 slots,
+ *	the last two are always 0)
+ * @races_received: out: CONN_RACE rejects of our connects
+ * @races_sent: out: CONN_RACE rejects we sent to it
+ * @connects: out: active connects started
+ * @connect_failures: out: active connects that failed (timeout, error,
+ *	reject)
+ * @rejects_sent: out: its connect requests we rejected (any reason)
+ * @rejects_received: out: rejects of our connects (any reason)
+ * @last_error: out: errno (negative) of the last failure, 0 if none
+ * @last_reject: out: O2LND_REJECT_* of the last reject received, 0 if none
+ * @next_retry_ms: out: ms until the next scheduled connect, 0 if none
+ * @backoff_ms: out: the current reconnect backoff, 0 after a success
+ * @tx_queued: out: messages waiting for a connection
+ * @stale_closes: out: connections closed because it rebooted
+ * @phase_timeouts: out: connect phases aborted by their deadline
+ * @pad: out: 0
+ * @send_count: out: messages sent to it (Send completed)
+ * @recv_count: out: messages received from it
+ * @drop_count: out: messages from it dropped
+ * @error_count: out: failed sends to it and protocol errors of its
+ * @send_bytes: out: bytes sent to it
+ * @recv_bytes: out: bytes received from it
+ */
+struct o2lnd_ioc_peer {
+	struct o2lnd_ioc_hdr hdr;
+	__u32 ni_index;
+	__u32 index;
+	__u32 count;
+	__u32 state;
+	__u64 nid;
+	__u64 incarnation;
+	__u32 conns[8];
+	__u32 races_received;
+	__u32 races_sent;
+	__u32 connects;
+	__u32 connect_failures;
+	__u32 rejects_sent;
+	__u32 rejects_received;
+	__s32 last_error;
+	__u32 last_reject;
+	__u32 next_retry_ms;
+	__u32 backoff_ms;
+	__u32 tx_queued;
+	__u32 stale_closes;
+	__u32 phase_timeouts;
+	__u32 pad;
+	__u64 send_count;
+	__u64 recv_count;
+	__u64 drop_count;
+	__u64 error_count;
+	__u64 send_bytes;
+	__u64 recv_bytes;
+};
+
+/**
+ * struct o2lnd_ioc_conn - O2LND_IOC_CONN_SHOW: one connection by index
+ * @hdr: header
+ * @ni_index: in: NI index as in O2LND_IOC_NET_SHOW (1..)
+ * @index: in: 0-based index among every connection of the NI, in any
+ *	state (zombies included); -ENOENT past the last
+ * @count: out: connections of the NI
+ * @state: out: O2LND_CONN_*
+ * @peer_nid: out: the peer's NID
+ * @peer_stamp: out: the peer's incarnation on this connection (0 until
+ *	known)
+ * @phase: out: O2LND_PHASE_* of an active connect
+ * @active: out: 1 if we initiated it
+ * @age_ms: out: ms since it was created
+ * @deadline_ms: out: ms left before the current connect phase times out
+ *	(0 when no phase deadline runs)
+ * @queue_depth: out: negotiated queue depth
+ * @max_frags: out: negotiated fragments
+ * @credits: out: messages we may still send
+ * @outstanding: out: credits we owe the peer
+ * @nposted: out: Sends posted and not completed
+ * @tx_queued: out: messages queued on it
+ * @error: out: why it closes (negative errno), 0 otherwise
+ * @qp_num: out: local QP number, 0 without a QP
+ * @nrx: out: receive buffers
+ * @pad: out: 0
+ */
+struct o2lnd_ioc_conn {
+	struct o2lnd_ioc_hdr hdr;
+	__u32 ni_index;
+	__u32 index;
+	__u32 count;
+	__u32 state;
+	__u64 peer_nid;
+	__u64 peer_stamp;
+	__u32 phase;
+	__u32 active;
+	__u32 age_ms;
+	__u32 deadline_ms;
+	__u32 queue_depth;
+	__u32 max_frags;
+	__s32 credits;
+	__s32 outstanding;
+	__u32 nposted;
+	__u32 tx_queued;
+	__s32 error;
+	__u32 qp_num;
+	__u32 nrx;
+	__u32 pad;
+};
+
+/**
+ * struct o2lnd_ioc_peer_close - O2LND_IOC_PEER_CLOSE (CAP_NET_ADMIN)
+ * @hdr: header
+ * @nid: in: the peer (an o2ib NID)
+ * @local_nid: in: the local NI, or O2LND_NID_ANY for every NI
+ * @closed: out: connections closed
+ * @pad: in: 0
+ *
+ * Closes every connection to @nid (as if it had failed with
+ * -ECONNABORTED) and cancels a scheduled reconnect and its backoff.
+ * -ENOENT when no NI knows the peer.
+ */
+struct o2lnd_ioc_peer_close {
+	struct o2lnd_ioc_hdr hdr;
+	__u64 nid;
+	__u64 local_nid;
+	__u32 closed;
+	__u32 pad;
+};
+
+/* o2iblnd v2 reject reasons, as sent on the wire */
+#define O2LND_REJECT_CONN_RACE		1
+#define O2LND_REJECT_NO_RESOURCES	2
+#define O2LND_REJECT_FATAL		3
+#define O2LND_REJECT_CONN_UNCOMPAT	4
+#define O2LND_REJECT_CONN_STALE		5
+#define O2LND_REJECT_RDMA_FRAGS		6
+#define O2LND_REJECT_MSG_QUEUE_SIZE	7
+#define O2LND_REJECT_INVALID_SRV_ID	8
+#define O2LND_REJECT_EARLY		9
+#define O2LND_REJECT_MAX		9
+
+/*
+ * rdma_cm event types, with the values of enum rdma_cm_event_type, for
+ * CM fault rules.
+ */
+#define O2LND_CM_ADDR_RESOLVED		0
+#define O2LND_CM_ADDR_ERROR		1
+#define O2LND_CM_ROUTE_RESOLVED		2
+#define O2LND_CM_ROUTE_ERROR		3
+#define O2LND_CM_CONNECT_REQUEST	4
+#define O2LND_CM_CONNECT_RESPONSE	5
+#define O2LND_CM_CONNECT_ERROR		6
+#define O2LND_CM_UNREACHABLE		7
+#define O2LND_CM_REJECTED		8
+#define O2LND_CM_ESTABLISHED		9
+#define O2LND_CM_DISCONNECTED		10
+#define O2LND_CM_DEVICE_REMOVAL		11
+#define O2LND_CM_MULTICAST_JOIN		12
+#define O2LND_CM_MULTICAST_ERROR	13
+#define O2LND_CM_ADDR_CHANGE		14
+#define O2LND_CM_TIMEWAIT_EXIT		15
+#define O2LND_CM_NEVENTS		16
+
+/*
+ * Fault kinds (struct o2lnd_ioc_fault.kind):
+ *   CM_DROP      the CM event @arg is ignored (for CONNECT_REQUEST: the
+ *                request is parked unanswered until its deadline)
+ *   CM_DELAY     the CM event @arg is handled @delay_ms later
+ *   STALL        every event ending connect phase @arg (O2LND_PHASE_*)
+ *                is ignored: the LU-7646 stuck connect
+ *   REJECT       connect requests are rejected with reason @arg
+ *                (O2LND_REJECT_*), advertising @queue_depth / @max_frags
+ *                (0: our own values)
+ *   MSG_DROP     received messages of o2iblnd type @arg (0xd0..0xd7, 0
+ *                for any) are dropped (their credits still count)
+ *   MSG_CORRUPT  received messages of type @arg get a byte flipped
+ *                before they are checked
+ *   SEND_DELAY   Send completions are handled @delay_ms late (late Send
+ *                completions)
+ */
+#define O2LND_FAULT_CM_DROP	1
+#define O2LND_FAULT_CM_DELAY	2
+#define O2LND_FAULT_STALL	3
+#define O2LND_FAULT_REJECT	4
+#define O2LND_FAULT_MSG_DROP	5
+#define O2LND_FAULT_MSG_CORRUPT	6
+#define O2LND_FAULT_SEND_DELAY	7
+#define O2LND_FAULT_MAX		7
+
+#define O2LND_FAULT_MAX_RULES	32
+#define O2LND_FAULT_MAX_DELAY_MS	10000
+#define O2LND_FAULT_PROB_ALWAYS	1000000	/* probability is per million */
+
+/**
+ * struct o2lnd_ioc_fault - O2LND_IOC_FAULT_ADD / _DEL / _LIST
+ * @hdr: header
+ * @id: ADD out: the new rule's id (>0); DEL in: a rule id, or 0 for all
+ *	rules; LIST out
+ * @index: LIST in: 0-based rule index (-ENOENT past the last); else 0
+ * @count_rules: LIST out: number of rules; else 0
+ * @kind: O2LND_FAULT_* (ADD in; LIST out)
+ * @peer_nid: the remote NID it applies to, O2LND_NID_ANY for all
+ * @local_nid: the local NID it applies to, O2LND_NID_ANY for all
+ * @arg: event, phase, reason or message type (see the kinds)
+ * @count: fire this many times (a spent rule stays listed until deleted);
+ *	0: no limit
+ * @probability: chance of firing per match, per million
+ *	(1..O2LND_FAULT_PROB_ALWAYS)
+ * @delay_ms: CM_DELAY, SEND_DELAY: 1..O2LND_FAULT_MAX_DELAY_MS; else 0
+ * @queue_depth: REJECT: queue depth advertised in the reject, 0: ours
+ * @max_frags: REJECT: fragments advertised in the reject, 0: ours
+ * @fired: LIST out: times the rule fired
+ * @pad: 0
+ *
+ * ADD, DEL and LIST need CAP_NET_ADMIN (-EPERM).  ADD: -EINVAL for an
+ * unknown kind, an @arg out of range for the kind (CM_DROP and CM_DELAY
+ * refuse DEVICE_REMOVAL, STALL refuses PHASE_NONE, SEND_DELAY needs 0),
+ * a probability out of range, a delay for a kind without one or missing
+ * where needed, @queue_depth not 0 or 2..255 or @max_frags above 256 (or
+ * either of them for a kind other than REJECT), a NID that is neither
+ * o2ib nor O2LND_NID_ANY, or nonzero @id, @index, @count_rules, @fired,
+ * @pad; -ENOSPC past O2LND_FAULT_MAX_RULES rules; a rule whose reply
+ * cannot be copied out is not added (-EFAULT).  DEL and LIST read only
+ * @id / @index and @pad (which must be 0); DEL: -ENOENT for an unknown
+ * id.  Rules are listed in the order they were added; ids are never
+ * reused while the module is loaded.
+ */
+struct o2lnd_ioc_fault {
+	struct o2lnd_ioc_hdr hdr;
+	__u32 id;
+	__u32 index;
+	__u32 count_rules;
+	__u32 kind;
+	__u64 peer_nid;
+	__u64 local_nid;
+	__u32 arg;
+	__u32 count;
+	__u32 probability;
+	__u32 delay_ms;
+	__u32 queue_depth;
+	__u32 max_frags;
+	__u32 fired;
+	__u32 pad;
 };
 
 #define O2LND_IOC_MAGIC		0xb2
@@ -181,5 +468,12 @@ struct o2lnd_ioc_net {
 #define O2LND_IOC_VERSION	_IOWR(O2LND_IOC_MAGIC, 1, struct o2lnd_ioc_version)
 #define O2LND_IOC_PING		_IOWR(O2LND_IOC_MAGIC, 2, struct o2lnd_ioc_ping)
 #define O2LND_IOC_NET_SHOW	_IOWR(O2LND_IOC_MAGIC, 3, struct o2lnd_ioc_net)
+#define O2LND_IOC_PEER_SHOW	_IOWR(O2LND_IOC_MAGIC, 4, struct o2lnd_ioc_peer)
+#define O2LND_IOC_CONN_SHOW	_IOWR(O2LND_IOC_MAGIC, 5, struct o2lnd_ioc_conn)
+#define O2LND_IOC_PEER_CLOSE	_IOWR(O2LND_IOC_MAGIC, 6, \
+				      struct o2lnd_ioc_peer_close)
+#define O2LND_IOC_FAULT_ADD	_IOWR(O2LND_IOC_MAGIC, 7, struct o2lnd_ioc_fault)
+#define O2LND_IOC_FAULT_DEL	_IOWR(O2LND_IOC_MAGIC, 8, struct o2lnd_ioc_fault)
+#define O2LND_IOC_FAULT_LIST	_IOWR(O2LND_IOC_MAGIC, 9, struct o2lnd_ioc_fault)
 
 #endif /* _UAPI_O2LND_H */

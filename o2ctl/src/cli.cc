@@ -1,10 +1,12 @@
 #include "o2ctl/cli.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -17,6 +19,7 @@
 
 #include "o2ctl/format.h"
 #include "o2lnd/device.h"
+#include "o2lnd/names.h"
 #include "o2lnd/nid.h"
 #include "o2lnd/result.h"
 
@@ -139,6 +142,7 @@ int run_ping(Env& env, const std::map<std::string_view, std::string_view>& opts,
 constexpr Option kNetShowOptions[] = {
     {"--verbose", "-v", false},
     {"--net", "", true},
+    {"--table", "-t", false},
 };
 
 int run_net_show(Env& env, const std::map<std::string_view, std::string_view>& opts,
@@ -165,7 +169,444 @@ int run_net_show(Env& env, const std::map<std::string_view, std::string_view>& o
       return kExitFailure;
     }
   }
-  env.out << format_net_show(*nis, opts.contains("--verbose"));
+  env.out << (opts.contains("--table") ? table_net_show(*nis)
+                                       : format_net_show(*nis, opts.contains("--verbose")));
+  return kExitOk;
+}
+
+// --- errors of the newer commands ------------------------------------------
+
+using Opts = std::map<std::string_view, std::string_view>;
+using Positional = std::vector<std::string_view>;
+
+// Prints "o2ctl: COMMAND: WHY" for a failed kernel call: the errnos that
+// have one cause get that cause, the others the library's message.
+int kernel_failure(Env& env, std::string_view command, const o2lnd::Device& dev,
+                   const o2lnd::Error& e) {
+  env.err << "o2ctl: " << command << ": ";
+  switch (e.errnum) {
+    case EPERM:
+    case EACCES:
+      env.err << "permission denied (needs CAP_NET_ADMIN)";
+      break;
+    case ENOTTY:
+      env.err << "the o2lnd module does not know this command (module too old for o2ctl ABI "
+              << o2lnd::kAbiVersion << "; load a matching module)";
+      break;
+    case EPROTO:
+      env.err << "ABI mismatch: module ABI " << dev.module_info().abi_version << ", o2ctl ABI "
+              << o2lnd::kAbiVersion << " (" << e.message << ")";
+      break;
+    default:
+      env.err << e.message;
+      break;
+  }
+  env.err << "\n";
+  return kExitFailure;
+}
+
+int usage_error(Env& env, std::string_view command, const std::string& why) {
+  env.err << "o2ctl " << command << ": " << why << "\n";
+  usage_hint(env, command);
+  return kExitUsage;
+}
+
+std::optional<o2lnd::Nid> nid_option(Env& env, const Opts& opts, std::string_view name, bool& bad) {
+  auto it = opts.find(name);
+  if (it == opts.end()) {
+    return std::nullopt;
+  }
+  auto nid = parse_nid_arg(env, it->second);
+  bad = !nid;
+  return nid;
+}
+
+// The NIs of `dev`; with --net NET only that network's (exit 1 when there
+// is none).  nullopt after printing the error.
+std::optional<std::vector<o2lnd::NetInfo>> nis_for(Env& env, std::string_view command,
+                                                   o2lnd::Device& dev, const Opts& opts) {
+  auto nis = dev.nets();
+  if (!nis) {
+    kernel_failure(env, command, dev, nis.error());
+    return std::nullopt;
+  }
+  if (auto it = opts.find("--net"); it != opts.end()) {
+    std::string_view want = it->second;
+    std::erase_if(*nis, [want](const o2lnd::NetInfo& ni) { return ni.net != want; });
+    if (nis->empty()) {
+      env.err << "o2ctl: no local NI on network '" << want << "'\n";
+      return std::nullopt;
+    }
+  }
+  return std::move(*nis);
+}
+
+bool on_nis(const std::vector<o2lnd::NetInfo>& nis, o2lnd::Nid local) {
+  return std::any_of(nis.begin(), nis.end(),
+                     [local](const o2lnd::NetInfo& ni) { return ni.nid == local; });
+}
+
+// --- peer show --------------------------------------------------------------
+
+constexpr Option kPeerShowOptions[] = {
+    {"--verbose", "-v", false},
+    {"--net", "", true},
+    {"--table", "-t", false},
+};
+
+int run_peer_show(Env& env, const Opts& opts, const Positional& positional) {
+  constexpr std::string_view kCmd = "peer show";
+  if (positional.size() > 1) {
+    return usage_error(env, kCmd, "unexpected argument '" + std::string(positional[1]) + "'");
+  }
+  std::optional<o2lnd::Nid> want;
+  if (!positional.empty()) {
+    want = parse_nid_arg(env, positional[0]);
+    if (!want) {
+      return kExitUsage;
+    }
+  }
+  auto dev = open_device(env);
+  if (!dev) {
+    return kExitFailure;
+  }
+  auto nis = nis_for(env, kCmd, *dev, opts);
+  if (!nis) {
+    return kExitFailure;
+  }
+  auto peers = dev->peers();
+  if (!peers) {
+    return kernel_failure(env, kCmd, *dev, peers.error());
+  }
+  std::erase_if(*peers, [&](const o2lnd::PeerInfo& p) {
+    return !on_nis(*nis, p.local_nid) || (want && p.nid != *want);
+  });
+  env.out << (opts.contains("--table") ? table_peer_show(*peers)
+                                       : format_peer_show(*peers, opts.contains("--verbose")));
+  return kExitOk;
+}
+
+// --- conn show --------------------------------------------------------------
+
+constexpr Option kConnShowOptions[] = {
+    {"--peer", "", true},
+    {"--net", "", true},
+    {"--table", "-t", false},
+};
+
+int run_conn_show(Env& env, const Opts& opts, const Positional& positional) {
+  constexpr std::string_view kCmd = "conn show";
+  if (!positional.empty()) {
+    return usage_error(env, kCmd, "unexpected argument '" + std::string(positional[0]) + "'");
+  }
+  bool bad = false;
+  auto want = nid_option(env, opts, "--peer", bad);
+  if (bad) {
+    return kExitUsage;
+  }
+  auto dev = open_device(env);
+  if (!dev) {
+    return kExitFailure;
+  }
+  auto nis = nis_for(env, kCmd, *dev, opts);
+  if (!nis) {
+    return kExitFailure;
+  }
+  auto conns = dev->conns();
+  if (!conns) {
+    return kernel_failure(env, kCmd, *dev, conns.error());
+  }
+  std::erase_if(*conns, [&](const o2lnd::ConnInfo& c) {
+    return !on_nis(*nis, c.local_nid) || (want && c.peer_nid != *want);
+  });
+  env.out << (opts.contains("--table") ? table_conn_show(*conns) : format_conn_show(*conns));
+  return kExitOk;
+}
+
+// --- peer close -------------------------------------------------------------
+
+constexpr Option kPeerCloseOptions[] = {
+    {"--source", "-s", true},
+};
+
+int run_peer_close(Env& env, const Opts& opts, const Positional& positional) {
+  constexpr std::string_view kCmd = "peer close";
+  if (positional.size() != 1) {
+    return usage_error(env, kCmd, "expected NID");
+  }
+  auto nid = parse_nid_arg(env, positional[0]);
+  if (!nid) {
+    return kExitUsage;
+  }
+  bool bad = false;
+  auto source = nid_option(env, opts, "--source", bad);
+  if (bad) {
+    return kExitUsage;
+  }
+  auto dev = open_device(env);
+  if (!dev) {
+    return kExitFailure;
+  }
+  auto closed = dev->peer_close(*nid, source);
+  if (!closed) {
+    if (closed.error().errnum == ENOENT) {
+      env.err << "o2ctl: " << kCmd << ": no peer " << nid->str()
+              << (source ? " on " + source->str() : std::string()) << "\n";
+      return kExitFailure;
+    }
+    return kernel_failure(env, kCmd, *dev, closed.error());
+  }
+  env.out << "closed " << *closed << " connections to " << nid->str() << "\n";
+  return kExitOk;
+}
+
+// --- fault add / del / list -------------------------------------------------
+
+constexpr Option kFaultAddOptions[] = {
+    {"--peer", "", true},  {"--local", "", true},       {"--count", "", true}, {"--prob", "", true},
+    {"--delay", "", true}, {"--queue-depth", "", true}, {"--frags", "", true},
+};
+
+// What a reject may advertise (o2iblnd: peer_credits 2..255, 256 fragments).
+constexpr std::uint32_t kMaxQueueDepth = 255;
+constexpr std::uint32_t kMaxFrags = 256;
+
+// What the ARG of a kind is called in usage messages.
+std::string_view arg_word(o2lnd::NameKind kind) {
+  switch (kind) {
+    case o2lnd::NameKind::kCmEvent:
+      return "EVENT";
+    case o2lnd::NameKind::kPhase:
+      return "PHASE";
+    case o2lnd::NameKind::kRejectReason:
+      return "REASON";
+    case o2lnd::NameKind::kMsgType:
+      return "TYPE";
+    default:
+      return "ARG";
+  }
+}
+
+// Parses option `name` as a number in min..max into `out`; false after a
+// usage error.
+bool uint_option(Env& env, const Opts& opts, std::string_view name, std::uint32_t min,
+                 std::uint32_t max, std::uint32_t& out) {
+  auto it = opts.find(name);
+  if (it == opts.end()) {
+    return true;
+  }
+  auto v = parse_uint(it->second, min, max);
+  if (!v) {
+    env.err << "o2ctl fault add: invalid " << name << " '" << it->second
+            << "': " << v.error().message << "\n";
+    return false;
+  }
+  out = *v;
+  return true;
+}
+
+int run_fault_add(Env& env, const Opts& opts, const Positional& positional) {
+  constexpr std::string_view kCmd = "fault add";
+  if (positional.empty()) {
+    return usage_error(env, kCmd, "expected KIND [ARG]");
+  }
+  o2lnd::FaultRule rule;
+  auto kind = o2lnd::parse_name(o2lnd::NameKind::kFaultKind, positional[0]);
+  if (!kind) {
+    return usage_error(env, kCmd, kind.error().message);
+  }
+  rule.kind = *kind;
+  std::string kind_name = o2lnd::fault_kind_name(rule.kind);
+  auto arg_kind = o2lnd::fault_arg_kind(rule.kind);
+  std::size_t want_positional = arg_kind ? 2 : 1;
+  if (positional.size() < want_positional) {
+    return usage_error(env, kCmd, kind_name + " needs " + std::string(arg_word(*arg_kind)));
+  }
+  if (positional.size() > want_positional) {
+    return usage_error(env, kCmd,
+                       "unexpected argument '" + std::string(positional[want_positional]) + "'");
+  }
+  if (arg_kind) {
+    auto arg = o2lnd::parse_name(*arg_kind, positional[1]);
+    if (!arg || (rule.kind == O2LND_FAULT_STALL && *arg == O2LND_PHASE_NONE)) {
+      std::string why =
+          arg ? "stall needs a phase: addr, route or connect (not 'none')" : arg.error().message;
+      return usage_error(env, kCmd, why);
+    }
+    rule.arg = *arg;
+  }
+  bool bad = false;
+  if (auto nid = nid_option(env, opts, "--peer", bad); nid) {
+    rule.peer = *nid;
+  }
+  if (bad) {
+    return kExitUsage;
+  }
+  if (auto nid = nid_option(env, opts, "--local", bad); nid) {
+    rule.local = *nid;
+  }
+  if (bad) {
+    return kExitUsage;
+  }
+  if (auto it = opts.find("--prob"); it != opts.end()) {
+    auto p = parse_probability(it->second);
+    if (!p) {
+      env.err << "o2ctl fault add: invalid --prob '" << it->second << "': " << p.error().message
+              << "\n";
+      return kExitUsage;
+    }
+    rule.probability = *p;
+  }
+  if (!uint_option(env, opts, "--count", 0, UINT32_MAX, rule.count)) {
+    return kExitUsage;
+  }
+  bool has_delay = o2lnd::fault_has_delay(rule.kind);
+  if (has_delay && !opts.contains("--delay")) {
+    return usage_error(env, kCmd, kind_name + " needs --delay MS");
+  }
+  if (!has_delay && opts.contains("--delay")) {
+    return usage_error(env, kCmd, "--delay applies only to cm-delay and send-delay");
+  }
+  if (!uint_option(env, opts, "--delay", 1, O2LND_FAULT_MAX_DELAY_MS, rule.delay_ms)) {
+    return kExitUsage;
+  }
+  if (rule.kind != O2LND_FAULT_REJECT &&
+      (opts.contains("--queue-depth") || opts.contains("--frags"))) {
+    return usage_error(env, kCmd, "--queue-depth and --frags apply only to reject");
+  }
+  if (!uint_option(env, opts, "--queue-depth", 0, kMaxQueueDepth, rule.queue_depth) ||
+      !uint_option(env, opts, "--frags", 0, kMaxFrags, rule.max_frags)) {
+    return kExitUsage;
+  }
+  if (auto ok = o2lnd::validate(rule); !ok) {
+    return usage_error(env, kCmd, ok.error().message);
+  }
+  auto dev = open_device(env);
+  if (!dev) {
+    return kExitFailure;
+  }
+  auto id = dev->fault_add(rule);
+  if (!id) {
+    switch (id.error().errnum) {
+      case ENOSPC:
+        env.err << "o2ctl: " << kCmd << ": too many fault rules (at most " << O2LND_FAULT_MAX_RULES
+                << ")\n";
+        return kExitFailure;
+      case EINVAL:
+        env.err << "o2ctl: " << kCmd << ": the module refused the rule: " << id.error().message
+                << "\n";
+        return kExitFailure;
+      default:
+        return kernel_failure(env, kCmd, *dev, id.error());
+    }
+  }
+  env.out << "fault " << *id << " added\n";
+  return kExitOk;
+}
+
+bool is_all(std::string_view text) {
+  return text.size() == 3 && std::tolower(static_cast<unsigned char>(text[0])) == 'a' &&
+         std::tolower(static_cast<unsigned char>(text[1])) == 'l' &&
+         std::tolower(static_cast<unsigned char>(text[2])) == 'l';
+}
+
+int run_fault_del(Env& env, const Opts& /*opts*/, const Positional& positional) {
+  constexpr std::string_view kCmd = "fault del";
+  if (positional.size() != 1) {
+    return usage_error(env, kCmd, "expected ID or 'all'");
+  }
+  bool all = is_all(positional[0]);
+  std::uint32_t id = 0;
+  if (!all) {
+    auto v = parse_uint(positional[0], 1, UINT32_MAX);
+    if (!v) {
+      return usage_error(env, kCmd,
+                         "invalid rule id '" + std::string(positional[0]) +
+                             "': " + v.error().message + " (expected a rule id or 'all')");
+    }
+    id = *v;
+  }
+  auto dev = open_device(env);
+  if (!dev) {
+    return kExitFailure;
+  }
+  auto done = all ? dev->fault_del_all() : dev->fault_del(id);
+  if (!done) {
+    if (done.error().errnum == ENOENT && !all) {
+      env.err << "o2ctl: " << kCmd << ": no fault rule " << id << "\n";
+      return kExitFailure;
+    }
+    return kernel_failure(env, kCmd, *dev, done.error());
+  }
+  if (all) {
+    env.out << "all faults deleted\n";
+  } else {
+    env.out << "fault " << id << " deleted\n";
+  }
+  return kExitOk;
+}
+
+constexpr Option kFaultListOptions[] = {
+    {"--table", "-t", false},
+};
+
+int run_fault_list(Env& env, const Opts& opts, const Positional& positional) {
+  constexpr std::string_view kCmd = "fault list";
+  if (!positional.empty()) {
+    return usage_error(env, kCmd, "unexpected argument '" + std::string(positional[0]) + "'");
+  }
+  auto dev = open_device(env);
+  if (!dev) {
+    return kExitFailure;
+  }
+  auto rules = dev->fault_list();
+  if (!rules) {
+    return kernel_failure(env, kCmd, *dev, rules.error());
+  }
+  env.out << (opts.contains("--table") ? table_fault_list(*rules) : format_fault_list(*rules));
+  return kExitOk;
+}
+
+// --- stats ----------------------------------------------------------------
+
+constexpr Option kStatsOptions[] = {
+    {"--verbose", "-v", false},
+    {"--net", "", true},
+    {"--table", "-t", false},
+};
+
+int run_stats(Env& env, const Opts& opts, const Positional& positional) {
+  constexpr std::string_view kCmd = "stats";
+  if (positional.size() > 1) {
+    return usage_error(env, kCmd, "unexpected argument '" + std::string(positional[1]) + "'");
+  }
+  std::optional<o2lnd::Nid> want;
+  if (!positional.empty()) {
+    want = parse_nid_arg(env, positional[0]);
+    if (!want) {
+      return kExitUsage;
+    }
+  }
+  auto dev = open_device(env);
+  if (!dev) {
+    return kExitFailure;
+  }
+  auto nis = nis_for(env, kCmd, *dev, opts);
+  if (!nis) {
+    return kExitFailure;
+  }
+  bool with_peers = want.has_value() || opts.contains("--verbose");
+  std::vector<o2lnd::PeerInfo> peers;
+  if (with_peers) {
+    auto all = dev->peers();
+    if (!all) {
+      return kernel_failure(env, kCmd, *dev, all.error());
+    }
+    peers = std::move(*all);
+    std::erase_if(peers, [&](const o2lnd::PeerInfo& p) { return want && p.nid != *want; });
+  }
+  env.out << (opts.contains("--table") ? table_stats(*nis, peers, with_peers)
+                                       : format_stats(*nis, peers, with_peers));
   return kExitOk;
 }
 
@@ -218,10 +659,116 @@ constexpr Command kCommands[] = {
      "                    module's (5 s).\n"
      "  -s, --source NID  the local NID to send from (default: the module picks)\n",
      kPingOptions, run_ping},
-    {"net show", "[-v] [--net NET]", "local NIs as YAML, like 'lnetctl net show'",
+    {"net show", "[-v] [--net NET] [-t]", "local NIs as YAML, like 'lnetctl net show'",
      "  -v, --verbose     add statistics, tunables and RDMA details\n"
-     "      --net NET     only the NIs of network NET (e.g. o2ib0)\n",
+     "      --net NET     only the NIs of network NET (e.g. o2ib0)\n"
+     "  -t, --table       a table instead of YAML, one row per NI: NET NID STATUS\n"
+     "                    IFACE DEVICE PEERS CONNS EST\n",
      kNetShowOptions, run_net_show},
+    {"peer show", "[NID] [--net NET] [-v] [-t]", "peers of the local NIs as YAML",
+     "Lists every peer of every o2ib NI (one entry per NI that knows it):\n"
+     "nid, local nid, state (idle, connecting, established, backoff), its\n"
+     "connections by state (connecting = init + active_connect + passive_wait,\n"
+     "established, closing, zombie), tx queued and next retry ms.  Prints\n"
+     "'peer: []' when there is none, also when NID is unknown.\n"
+     "\n"
+     "  NID               only this peer (on every NI that knows it)\n"
+     "      --net NET     only the peers of the NIs of network NET (e.g. o2ib0)\n"
+     "  -v, --verbose     add incarnation, races received/sent, connects,\n"
+     "                    connect failures, rejects sent/received, last reject,\n"
+     "                    last error, backoff ms, stale closes, phase timeouts\n"
+     "  -t, --table       a table instead of YAML, one row per peer: NID LOCAL\n"
+     "                    STATE CONNS (connecting/established/closing/zombie)\n"
+     "                    TXQ RETRY_MS\n",
+     kPeerShowOptions, run_peer_show},
+    {"peer close", "NID [--source NID]", "close every connection to a peer",
+     "Closes every connection to NID (as if it had failed with ECONNABORTED) and\n"
+     "cancels a scheduled reconnect and its backoff.  Prints 'closed N\n"
+     "connections to NID'.  Exits 1 when no NI knows the peer.  Needs\n"
+     "CAP_NET_ADMIN.\n"
+     "\n"
+     "  -s, --source NID  only on the local NI with this NID (default: every NI)\n",
+     kPeerCloseOptions, run_peer_close},
+    {"conn show", "[--peer NID] [--net NET] [-t]", "connections of the local NIs as YAML",
+     "Lists every connection of every o2ib NI, in any state: peer, local nid,\n"
+     "state (init, active_connect, passive_wait, established, closing, zombie),\n"
+     "phase (none, addr, route, connect), active, age ms, deadline ms, queue\n"
+     "depth, max frags, credits, outstanding, posted, tx queued, error, qp,\n"
+     "rx buffers.  Prints 'conn: []' when there is none.\n"
+     "\n"
+     "      --peer NID    only the connections to this peer\n"
+     "      --net NET     only the connections of the NIs of network NET\n"
+     "  -t, --table       a table instead of YAML, one row per connection: PEER\n"
+     "                    LOCAL STATE PHASE ACT AGE_MS QD (queue depth) CRED\n"
+     "                    (credits) OUT (outstanding) POSTED QP\n",
+     kConnShowOptions, run_conn_show},
+    {"fault add",
+     "KIND [ARG] [--peer NID] [--local NID] [--count N] [--prob P] [--delay MS] "
+     "[--queue-depth N] [--frags N]",
+     "add a fault injection rule",
+     "Adds a rule to the module's fault injection table and prints 'fault ID\n"
+     "added'.  Needs CAP_NET_ADMIN; at most 32 rules.  KIND and its ARG:\n"
+     "\n"
+     "  cm-drop EVENT      ignore rdma_cm event EVENT (connect_request: park the\n"
+     "                     request unanswered until its deadline)\n"
+     "  cm-delay EVENT     handle EVENT --delay MS later\n"
+     "  stall PHASE        ignore the events ending connect phase PHASE (addr,\n"
+     "                     route or connect): a stuck connect\n"
+     "  reject REASON      reject connect requests with REASON, advertising\n"
+     "                     --queue-depth and --frags (default: our own values)\n"
+     "  msg-drop TYPE      drop received messages of TYPE (credits still count)\n"
+     "  msg-corrupt TYPE   flip a byte of received messages of TYPE\n"
+     "  send-delay         handle Send completions --delay MS late\n"
+     "\n"
+     "EVENT: addr_resolved addr_error route_resolved route_error connect_request\n"
+     "  connect_response connect_error unreachable rejected established\n"
+     "  disconnected device_removal multicast_join multicast_error addr_change\n"
+     "  timewait_exit\n"
+     "REASON: conn_race no_resources fatal conn_uncompat conn_stale rdma_frags\n"
+     "  msg_queue_size invalid_srv_id early\n"
+     "TYPE: any noop immediate put_req put_nak put_ack put_done get_req get_done\n"
+     "Names are case-insensitive; '-' and '_' are the same.\n"
+     "\n"
+     "      --peer NID        only for this remote NID (default: any)\n"
+     "      --local NID       only on the local NI with this NID (default: any)\n"
+     "      --count N         fire N times, then retire (default 0: no limit)\n"
+     "      --prob P          chance of firing per match, 0 < P <= 1 (default 1)\n"
+     "      --delay MS        cm-delay, send-delay: 1..10000 ms (required)\n"
+     "      --queue-depth N   reject: queue depth advertised, 2..255 (0: ours)\n"
+     "      --frags N         reject: fragments advertised, 1..256 (0: ours)\n"
+     "\n"
+     "device_removal cannot be dropped or delayed.\n",
+     kFaultAddOptions, run_fault_add},
+    {"fault del",
+     "ID|all",
+     "delete a fault injection rule, or all of them",
+     "Prints 'fault ID deleted' or 'all faults deleted'.  Exits 1 for an unknown\n"
+     "ID.  Needs CAP_NET_ADMIN.\n",
+     {},
+     run_fault_del},
+    {"fault list", "[-t]", "fault injection rules as YAML",
+     "Lists the rules: id, kind, arg, peer, local (a NID or any), count,\n"
+     "probability (a fraction), delay ms, fired.  Prints 'fault: []' when there\n"
+     "is none.  Needs CAP_NET_ADMIN.\n"
+     "\n"
+     "  -t, --table       a table instead of YAML, one row per rule: ID KIND ARG\n"
+     "                    PEER LOCAL COUNT PROB DELAY_MS FIRED\n",
+     kFaultListOptions, run_fault_list},
+    {"stats", "[NID] [--net NET] [-v] [-t]",
+     "traffic statistics of the local NIs and peers as YAML",
+     "Prints, like 'lnetctl stats show', 'statistics:' and one entry per local\n"
+     "NI (0@lo included): nid, send count, recv count, drop count, error count,\n"
+     "send bytes, recv bytes.  With -v or a NID, each NI entry also lists its\n"
+     "peers ('peers:', the same keys per peer; 'peers: []' when it has none).\n"
+     "\n"
+     "  NID               list only this peer (implies the peer lists)\n"
+     "      --net NET     only the NIs of network NET (e.g. o2ib0)\n"
+     "  -v, --verbose     add each NI's peers\n"
+     "  -t, --table       a table instead of YAML: NID SENT RECV DROP ERR\n"
+     "                    BYTES_OUT BYTES_IN, one row per NI; with peers a\n"
+     "                    LOCAL column ('-' for an NI) and one row per peer\n"
+     "                    after the row of its NI\n",
+     kStatsOptions, run_stats},
     {"version",
      "",
      "versions of o2ctl, its ABI and the o2lnd module",
@@ -230,6 +777,19 @@ constexpr Command kCommands[] = {
      {},
      run_version},
 };
+
+}  // namespace
+
+std::vector<std::string_view> command_names() {
+  std::vector<std::string_view> out;
+  out.reserve(std::size(kCommands));
+  for (const auto& c : kCommands) {
+    out.push_back(c.name);
+  }
+  return out;
+}
+
+namespace {
 
 std::vector<std::string_view> words(std::string_view name) {
   std::vector<std::string_view> out;
@@ -396,6 +956,64 @@ o2lnd::Result<std::chrono::milliseconds> parse_timeout(std::string_view text) {
     return invalid("too large (at most 600 seconds)");
   }
   return std::chrono::milliseconds(ms);
+}
+
+o2lnd::Result<std::uint32_t> parse_uint(std::string_view text, std::uint32_t min,
+                                        std::uint32_t max) {
+  auto invalid = [](std::string why) { return o2lnd::Error{EINVAL, std::move(why)}; };
+  if (text.empty()) {
+    return invalid("empty");
+  }
+  std::uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') {
+      return invalid("not a number");
+    }
+    value = value * 10 + static_cast<std::uint64_t>(c - '0');
+    if (value > max) {
+      break;
+    }
+  }
+  if (value < min || value > max) {
+    return invalid("out of range (" + std::to_string(min) + ".." + std::to_string(max) + ")");
+  }
+  return static_cast<std::uint32_t>(value);
+}
+
+o2lnd::Result<std::uint32_t> parse_probability(std::string_view text) {
+  auto invalid = [](std::string why) { return o2lnd::Error{EINVAL, std::move(why)}; };
+  std::size_t dot = text.find('.');
+  std::string_view whole = text.substr(0, dot);
+  std::string_view frac = dot == std::string_view::npos ? std::string_view{} : text.substr(dot + 1);
+  auto digits = [](std::string_view s) {
+    return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if ((whole.empty() && frac.empty()) || !digits(whole) || !digits(frac)) {
+    return invalid("not a fraction (expected 0 < P <= 1, e.g. 0.5)");
+  }
+  if (frac.size() > 6) {
+    return invalid("more precise than one in a million");
+  }
+  std::uint64_t per_million = 0;
+  for (char c : whole) {
+    per_million = per_million * 10 + static_cast<std::uint64_t>(c - '0');
+    if (per_million > 1) {
+      return invalid("more than 1 (expected 0 < P <= 1)");
+    }
+  }
+  per_million *= O2LND_FAULT_PROB_ALWAYS;
+  std::uint64_t scale = O2LND_FAULT_PROB_ALWAYS / 10;
+  for (char c : frac) {
+    per_million += static_cast<std::uint64_t>(c - '0') * scale;
+    scale /= 10;
+  }
+  if (per_million == 0) {
+    return invalid("must be more than 0");
+  }
+  if (per_million > O2LND_FAULT_PROB_ALWAYS) {
+    return invalid("more than 1 (expected 0 < P <= 1)");
+  }
+  return static_cast<std::uint32_t>(per_million);
 }
 
 int run(Args args, Env& env) {

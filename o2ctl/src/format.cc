@@ -6,9 +6,12 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "o2lnd/device.h"
+#include "o2lnd/names.h"
+#include "o2lnd/nid.h"
 
 namespace o2ctl {
 namespace {
@@ -41,6 +44,19 @@ class Yaml {
   void kv(int indent, std::string_view key, std::uint64_t value) {
     line(indent, std::string(key) + ": " + std::to_string(value));
   }
+  void kv(int indent, std::string_view key, std::uint32_t value) {
+    kv(indent, key, std::uint64_t{value});
+  }
+  void kv(int indent, std::string_view key, std::int32_t value) {
+    line(indent, std::string(key) + ": " + std::to_string(value));
+  }
+  void kv(int indent, std::string_view key, bool value) {
+    line(indent, std::string(key) + ": " + (value ? "true" : "false"));
+  }
+  // A value that is already valid YAML (a number as text).
+  void raw(int indent, std::string_view key, std::string_view value) {
+    line(indent, std::string(key) + ": " + std::string(value));
+  }
   std::string take() { return std::move(out_); }
 
  private:
@@ -70,6 +86,7 @@ void format_ni(Yaml& y, const o2lnd::NetInfo& ni, bool verbose) {
   y.kv(kNiSubField, "drop_count", ni.drop_count);
   y.kv(kNiSubField, "send_bytes", ni.send_bytes);
   y.kv(kNiSubField, "recv_bytes", ni.recv_bytes);
+  y.kv(kNiSubField, "error_count", ni.error_count);
   y.line(kNiField, "tunables:");
   y.kv(kNiSubField, "peer_timeout", ni.timeout_s);
   y.kv(kNiSubField, "peer_credits", ni.peer_credits);
@@ -87,6 +104,94 @@ void format_ni(Yaml& y, const o2lnd::NetInfo& ni, bool verbose) {
   y.kv(kNiSubField, "connects_passive", ni.connects_passive);
   y.kv(kNiSubField, "rejects_sent", ni.rejects_sent);
   y.kv(kNiSubField, "rejects_received", ni.rejects_received);
+}
+
+// Indents of the peer, conn and fault lists.
+constexpr int kListItem = 4;   // "    - nid: ..."
+constexpr int kListField = 6;  // "      state: established"
+
+std::string nid_or_any(o2lnd::Nid nid) { return nid.is_any() ? "any" : nid.str(); }
+
+// Indents of `o2ctl stats`.
+constexpr int kStatItem = 4;        // "    - nid: ..."
+constexpr int kStatField = 6;       // "      send count: 1"
+constexpr int kStatPeerItem = 10;   // "          - nid: ..."
+constexpr int kStatPeerField = 12;  // "            send count: 1"
+
+struct Traffic {
+  std::uint64_t send_count, recv_count, drop_count, error_count, send_bytes, recv_bytes;
+};
+
+template <typename T>
+Traffic traffic(const T& x) {
+  return {x.send_count, x.recv_count, x.drop_count, x.error_count, x.send_bytes, x.recv_bytes};
+}
+
+void format_traffic(Yaml& y, int indent, const Traffic& t) {
+  y.kv(indent, "send count", t.send_count);
+  y.kv(indent, "recv count", t.recv_count);
+  y.kv(indent, "drop count", t.drop_count);
+  y.kv(indent, "error count", t.error_count);
+  y.kv(indent, "send bytes", t.send_bytes);
+  y.kv(indent, "recv bytes", t.recv_bytes);
+}
+
+// Aligned columns: Table t({"NID", "SENT"}, {false, true}); t.row({...}).
+class Table {
+ public:
+  Table(std::vector<std::string> header, std::vector<bool> right)
+      : right_(std::move(right)), width_(header.size(), 0) {
+    row(std::move(header));
+  }
+  void row(std::vector<std::string> cells) {
+    for (std::size_t i = 0; i < cells.size() && i < width_.size(); ++i) {
+      width_[i] = std::max(width_[i], cells[i].size());
+    }
+    rows_.push_back(std::move(cells));
+  }
+  [[nodiscard]] std::string str() const {
+    std::string out;
+    for (const auto& r : rows_) {
+      std::string line;
+      for (std::size_t i = 0; i < r.size() && i < width_.size(); ++i) {
+        std::size_t pad = width_[i] - r[i].size();
+        bool last = i + 1 == r.size();
+        if (i > 0) {
+          line += "  ";
+        }
+        if (right_[i]) {
+          line.append(pad, ' ');
+          line += r[i];
+        } else {
+          line += r[i];
+          if (!last) {
+            line.append(pad, ' ');
+          }
+        }
+      }
+      out += line + "\n";
+    }
+    return out;
+  }
+
+ private:
+  std::vector<bool> right_;
+  std::vector<std::size_t> width_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string dash_if_empty(const std::string& s) { return s.empty() ? "-" : s; }
+
+template <typename T>
+std::string num(T v) {
+  return std::to_string(v);
+}
+
+void traffic_cells(std::vector<std::string>& cells, const Traffic& t) {
+  for (std::uint64_t v :
+       {t.send_count, t.recv_count, t.drop_count, t.error_count, t.send_bytes, t.recv_bytes}) {
+    cells.push_back(num(v));
+  }
 }
 
 }  // namespace
@@ -159,6 +264,214 @@ std::string format_version(std::string_view tool_version, const o2lnd::VersionIn
   if (module != nullptr) {
     y.kv(0, "module version", module->module_version);
     y.kv(0, "module abi", std::uint64_t{module->abi_version});
+  }
+  return y.take();
+}
+
+std::string format_peer_show(const std::vector<o2lnd::PeerInfo>& peers, bool verbose) {
+  if (peers.empty()) {
+    return "peer: []\n";
+  }
+  Yaml y;
+  y.line(0, "peer:");
+  for (const auto& p : peers) {
+    y.line(kListItem, "- nid: " + yaml_scalar(p.nid.str()));
+    y.kv(kListField, "local nid", p.local_nid.str());
+    y.kv(kListField, "state", o2lnd::peer_state_name(p.state));
+    y.kv(kListField, "conns connecting", p.conns_connecting());
+    y.kv(kListField, "conns established", p.conns[O2LND_CONN_ESTABLISHED]);
+    y.kv(kListField, "conns closing", p.conns[O2LND_CONN_CLOSING]);
+    y.kv(kListField, "conns zombie", p.conns[O2LND_CONN_ZOMBIE]);
+    y.kv(kListField, "tx queued", p.tx_queued);
+    y.kv(kListField, "next retry ms", p.next_retry_ms);
+    if (!verbose) {
+      continue;
+    }
+    y.kv(kListField, "incarnation", p.incarnation);
+    y.kv(kListField, "races received", p.races_received);
+    y.kv(kListField, "races sent", p.races_sent);
+    y.kv(kListField, "connects", p.connects);
+    y.kv(kListField, "connect failures", p.connect_failures);
+    y.kv(kListField, "rejects sent", p.rejects_sent);
+    y.kv(kListField, "rejects received", p.rejects_received);
+    y.kv(kListField, "last reject", o2lnd::reject_reason_name(p.last_reject));
+    y.kv(kListField, "last error", p.last_error);
+    y.kv(kListField, "backoff ms", p.backoff_ms);
+    y.kv(kListField, "stale closes", p.stale_closes);
+    y.kv(kListField, "phase timeouts", p.phase_timeouts);
+  }
+  return y.take();
+}
+
+std::string format_conn_show(const std::vector<o2lnd::ConnInfo>& conns) {
+  if (conns.empty()) {
+    return "conn: []\n";
+  }
+  Yaml y;
+  y.line(0, "conn:");
+  for (const auto& c : conns) {
+    y.line(kListItem, "- peer: " + yaml_scalar(c.peer_nid.str()));
+    y.kv(kListField, "local nid", c.local_nid.str());
+    y.kv(kListField, "state", o2lnd::conn_state_name(c.state));
+    y.kv(kListField, "phase", o2lnd::phase_name(c.phase));
+    y.kv(kListField, "active", c.active);
+    y.kv(kListField, "age ms", c.age_ms);
+    y.kv(kListField, "deadline ms", c.deadline_ms);
+    y.kv(kListField, "queue depth", c.queue_depth);
+    y.kv(kListField, "max frags", c.max_frags);
+    y.kv(kListField, "credits", c.credits);
+    y.kv(kListField, "outstanding", c.outstanding);
+    y.kv(kListField, "posted", c.nposted);
+    y.kv(kListField, "tx queued", c.tx_queued);
+    y.kv(kListField, "error", c.error);
+    y.kv(kListField, "qp", c.qp_num);
+    y.kv(kListField, "rx buffers", c.nrx);
+  }
+  return y.take();
+}
+
+std::string format_stats(const std::vector<o2lnd::NetInfo>& nis,
+                         const std::vector<o2lnd::PeerInfo>& peers, bool with_peers) {
+  if (nis.empty()) {
+    return "statistics: []\n";
+  }
+  Yaml y;
+  y.line(0, "statistics:");
+  for (const auto& ni : nis) {
+    y.line(kStatItem, "- nid: " + yaml_scalar(ni.nid.str()));
+    format_traffic(y, kStatField, traffic(ni));
+    if (!with_peers) {
+      continue;
+    }
+    bool any = false;
+    for (const auto& p : peers) {
+      if (p.local_nid != ni.nid) {
+        continue;
+      }
+      if (!any) {
+        y.line(kStatField, "peers:");
+        any = true;
+      }
+      y.line(kStatPeerItem, "- nid: " + yaml_scalar(p.nid.str()));
+      format_traffic(y, kStatPeerField, traffic(p));
+    }
+    if (!any) {
+      y.line(kStatField, "peers: []");
+    }
+  }
+  return y.take();
+}
+
+std::string table_net_show(const std::vector<o2lnd::NetInfo>& nis) {
+  Table t({"NET", "NID", "STATUS", "IFACE", "DEVICE", "PEERS", "CONNS", "EST"},
+          {false, false, false, false, false, true, true, true});
+  for (const auto& ni : nis) {
+    t.row({dash_if_empty(ni.net), ni.nid.str(), std::string(o2lnd::status_name(ni.status)),
+           dash_if_empty(ni.ifname), dash_if_empty(ni.devname), num(ni.npeers), num(ni.nconns),
+           num(ni.nconns_established)});
+  }
+  return t.str();
+}
+
+std::string table_peer_show(const std::vector<o2lnd::PeerInfo>& peers) {
+  Table t({"NID", "LOCAL", "STATE", "CONNS", "TXQ", "RETRY_MS"},
+          {false, false, false, false, true, true});
+  for (const auto& p : peers) {
+    std::string conns = num(p.conns_connecting()) + "/" + num(p.conns[O2LND_CONN_ESTABLISHED]) +
+                        "/" + num(p.conns[O2LND_CONN_CLOSING]) + "/" +
+                        num(p.conns[O2LND_CONN_ZOMBIE]);
+    t.row({p.nid.str(), p.local_nid.str(), o2lnd::peer_state_name(p.state), conns, num(p.tx_queued),
+           num(p.next_retry_ms)});
+  }
+  return t.str();
+}
+
+std::string table_conn_show(const std::vector<o2lnd::ConnInfo>& conns) {
+  Table t({"PEER", "LOCAL", "STATE", "PHASE", "ACT", "AGE_MS", "QD", "CRED", "OUT", "POSTED", "QP"},
+          {false, false, false, false, false, true, true, true, true, true, true});
+  for (const auto& c : conns) {
+    t.row({c.peer_nid.str(), c.local_nid.str(), o2lnd::conn_state_name(c.state),
+           o2lnd::phase_name(c.phase), c.active ? "yes" : "no", num(c.age_ms), num(c.queue_depth),
+           num(c.credits), num(c.outstanding), num(c.nposted), num(c.qp_num)});
+  }
+  return t.str();
+}
+
+std::string table_fault_list(const std::vector<o2lnd::FaultRule>& rules) {
+  Table t({"ID", "KIND", "ARG", "PEER", "LOCAL", "COUNT", "PROB", "DELAY_MS", "FIRED"},
+          {true, false, false, false, false, true, true, true, true});
+  for (const auto& r : rules) {
+    t.row({num(r.id), o2lnd::fault_kind_name(r.kind), o2lnd::fault_arg_name(r), nid_or_any(r.peer),
+           nid_or_any(r.local), num(r.count), format_probability(r.probability), num(r.delay_ms),
+           num(r.fired)});
+  }
+  return t.str();
+}
+
+std::string table_stats(const std::vector<o2lnd::NetInfo>& nis,
+                        const std::vector<o2lnd::PeerInfo>& peers, bool with_peers) {
+  std::vector<std::string> header = {"NID"};
+  std::vector<bool> right = {false};
+  if (with_peers) {
+    header.emplace_back("LOCAL");
+    right.push_back(false);
+  }
+  for (const char* h : {"SENT", "RECV", "DROP", "ERR", "BYTES_OUT", "BYTES_IN"}) {
+    header.emplace_back(h);
+    right.push_back(true);
+  }
+  Table t(std::move(header), std::move(right));
+  for (const auto& ni : nis) {
+    std::vector<std::string> cells = {ni.nid.str()};
+    if (with_peers) {
+      cells.emplace_back("-");
+    }
+    traffic_cells(cells, traffic(ni));
+    t.row(std::move(cells));
+    if (!with_peers) {
+      continue;
+    }
+    for (const auto& p : peers) {
+      if (p.local_nid == ni.nid) {
+        std::vector<std::string> pc = {p.nid.str(), ni.nid.str()};
+        traffic_cells(pc, traffic(p));
+        t.row(std::move(pc));
+      }
+    }
+  }
+  return t.str();
+}
+
+std::string format_probability(std::uint32_t per_million) {
+  std::string out = std::to_string(per_million / O2LND_FAULT_PROB_ALWAYS);
+  std::uint32_t frac = per_million % O2LND_FAULT_PROB_ALWAYS;
+  if (frac == 0) {
+    return out;
+  }
+  std::string digits = std::to_string(frac);
+  digits.insert(0, 6 - digits.size(), '0');
+  while (digits.back() == '0') {
+    digits.pop_back();
+  }
+  return out + "." + digits;
+}
+
+std::string format_fault_list(const std::vector<o2lnd::FaultRule>& rules) {
+  if (rules.empty()) {
+    return "fault: []\n";
+  }
+  Yaml y;
+  y.line(0, "fault:");
+  for (const auto& r : rules) {
+    y.line(kListItem, "- id: " + std::to_string(r.id));
+    y.kv(kListField, "kind", o2lnd::fault_kind_name(r.kind));
+    y.kv(kListField, "arg", o2lnd::fault_arg_name(r));
+    y.kv(kListField, "peer", nid_or_any(r.peer));
+    y.kv(kListField, "local", nid_or_any(r.local));
+    y.kv(kListField, "count", r.count);
+    y.raw(kListField, "probability", format_probability(r.probability));
+    y.kv(kListField, "delay ms", r.delay_ms);
+    y.kv(kListField, "fired", r.fired);
   }
   return y.take();
 }

@@ -19,12 +19,15 @@ namespace {
 
 const char kUsage[] =
     "usage: o2-testbed [--dir DIR] COMMAND ...\n"
-    "  up [TOPOLOGY] [--kernel K]   boot guests and leave them running (default topology: two)\n"
+    "  up [TOPOLOGY] [--kernel K] [--transport T]\n"
+    "                               boot guests and leave them running (default topology: two)\n"
     "                               TOPOLOGY: veth (g1 with a veth pair, rxe0+rxe1),\n"
     "                               two (g1 192.168.1.1 <-> g2 192.168.1.2),\n"
     "                               three (compute 192.168.1.1 <-> router 192.168.1.2|192.168.2.2\n"
     "                               <-> server 192.168.2.1), plain (g1, no network)\n"
     "                               K: debian (default, or $O2_KERNEL), test, debug, or a folder\n"
+    "                               T: rxe (default: Soft-RoCE rxeN) or siw (Soft-iWARP siwN on\n"
+    "                               the same interfaces; for Debian: testbed/siw-module.sh)\n"
     "  run [-t SECONDS] GUEST CMD...   run CMD (bash -c) in GUEST (name or 1-based index);\n"
     "                               prints combined output, exits with CMD's status\n"
     "                               (124 on timeout, 255 if the guest did not answer)\n"
@@ -68,6 +71,8 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < a.size(); i++) {
         if (a[i] == "--kernel" && i + 1 < a.size()) {
           o.kernel = a[++i];
+        } else if (a[i] == "--transport" && i + 1 < a.size()) {
+          o.transport = a[++i];
         } else {
           topo = a[i];
         }

@@ -21,6 +21,10 @@ Testbed::Testbed(const TopologyOptions& opts, std::vector<GuestSpec> specs,
   fs::create_directories(dir_);
   dir_ = fs::canonical(dir_).string();
   Kernel k = Kernel::find(opts.kernel);
+  if (!opts.transport.empty() && opts.transport != "rxe" && opts.transport != "siw") {
+    throw Error("unknown transport '" + opts.transport + "' (rxe, siw)");
+  }
+  const bool siw = opts.transport == "siw";
   std::vector<GuestConfig> cfgs(specs.size());
   for (size_t i = 0; i < specs.size(); i++) {
     GuestConfig& c = cfgs[i];
@@ -39,6 +43,11 @@ Testbed::Testbed(const TopologyOptions& opts, std::vector<GuestSpec> specs,
     if (!ip.empty()) c.params.push_back("o2.ip=" + ip);
     if (!rxe.empty()) c.params.push_back("o2.rxe=" + rxe);
     for (auto& p : specs[i].params) c.params.push_back(p);
+    if (siw) {  // the same netdevs get siwN instead of rxeN
+      for (auto& p : c.params) {
+        if (p.rfind("o2.rxe=", 0) == 0) p = "o2.siw=" + p.substr(7);
+      }
+    }
   }
   fs::create_directories(dir_ + "/links");
   for (size_t l = 0; l < links.size(); l++) {

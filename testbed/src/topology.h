@@ -26,6 +26,9 @@ struct TopologyOptions {
   std::string kernel;  // Kernel::find name ("" = $O2_KERNEL or debian)
   int mem_mb = 1024;
   bool die_with_parent = true;  // false: guests outlive this process (CLI `up`)
+  // RDMA devices on the links: "rxe" (Soft-RoCE, rxeN; "" = rxe) or "siw"
+  // (Soft-iWARP, siwN on the same netdevs: o2.siw= instead of o2.rxe=)
+  std::string transport;
 };
 
 struct GuestSpec {

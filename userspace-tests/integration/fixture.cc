@@ -37,6 +37,12 @@ std::string o2ctl_path() { return env_or("O2_O2CTL", O2_ITEST_O2CTL); }
 std::string guest_abi_tests_path() {
   return env_or("O2_GUEST_ABI_TESTS", O2_ITEST_GUEST_ABI_TESTS);
 }
+std::string guest_ioctl_fuzz_path() {
+  return env_or("O2_GUEST_IOCTL_FUZZ", O2_ITEST_GUEST_IOCTL_FUZZ);
+}
+std::string adversary_path() { return env_or("O2_ADVERSARY", O2_ITEST_ADVERSARY); }
+std::string transport() { return env_or("O2_TRANSPORT", "rxe"); }
+std::string rdma_dev(int n) { return transport() + std::to_string(n); }
 
 std::string sh_quote(const std::string& s) {
   std::string q = "'";
@@ -81,11 +87,12 @@ void Bed::boot(const std::string& suite, const std::string& topology) {
   try {
     o2tb::TopologyOptions o;
     o.dir = dir_;
+    o.transport = transport();  // rejects anything but rxe and siw
     tb_ = o2tb::Testbed::by_name(topology, o);
     tb_->boot_all();
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    printf("[ testbed  ] %s: %s booted in %.1f s (logs in %s)\n", suite.c_str(), topology.c_str(),
-           s, dir_.c_str());
+    printf("[ testbed  ] %s: %s (%s) booted in %.1f s (logs in %s)\n", suite.c_str(),
+           topology.c_str(), o.transport.c_str(), s, dir_.c_str());
     fflush(stdout);
   } catch (const std::exception& e) {
     boot_error_ = std::string("booting the ") + topology + " test bed failed: " + e.what();
@@ -151,7 +158,8 @@ std::string Bed::kmemleak_check(Guest& g, bool baseline) {
 
 void Bed::before_test(const std::string& test) {
   test_ = test;
-  test_log_ = dir_ + "/" + test + ".log";
+  std::ranges::replace(test_, '/', '.');  // parameterised tests: Name/param
+  test_log_ = dir_ + "/" + test_ + ".log";
   fs::remove(test_log_);
   for (size_t i = 0; i < tb_->size(); i++) {
     Guest& g = (*tb_)[i];
@@ -288,6 +296,164 @@ std::map<std::string, uint64_t> TopologyTest::rxe_stats(Guest& g, const std::str
   is >> k >> v;  // "link rxe0/1"
   while (is >> k >> v) m[k] = std::strtoull(v.c_str(), nullptr, 10);
   return m;
+}
+
+// --- connection scenarios ----------------------------------------------------
+
+std::vector<Record> parse_yaml_list(const std::string& yaml, const std::string& list) {
+  std::vector<Record> v;
+  bool in_list = false;
+  for (const auto& raw : lines_of(yaml)) {
+    if (raw.empty() || raw[0] == '#') continue;
+    if (raw[0] != ' ' && raw[0] != '-') {  // a top-level key
+      in_list = raw.rfind(list + ":", 0) == 0;
+      continue;
+    }
+    if (!in_list) continue;
+    std::string l = raw.substr(raw.find_first_not_of(' '));
+    if (l.rfind("- ", 0) == 0) {
+      v.emplace_back();
+      l = l.substr(2);
+    }
+    if (v.empty()) continue;
+    auto p = l.find(": ");
+    if (p == std::string::npos) continue;  // "section:" headings
+    std::string val = l.substr(p + 2);
+    if (val.size() >= 2 && val.front() == '"' && val.back() == '"') {
+      val = val.substr(1, val.size() - 2);
+    }
+    v.back()[l.substr(0, p)] = val;
+  }
+  return v;
+}
+
+std::string field(const Record& r, const std::string& key) {
+  auto it = r.find(key);
+  return it == r.end() ? std::string() : it->second;
+}
+
+int64_t num(const Record& r, const std::string& key, int64_t def) {
+  std::string s = field(r, key);
+  if (s.empty()) return def;
+  char* end = nullptr;
+  int64_t n = std::strtoll(s.c_str(), &end, 10);
+  return end != nullptr && *end == 0 ? n : def;
+}
+
+std::string RdmaRes::str() const {
+  return "qp " + std::to_string(qp) + ", cm_id " + std::to_string(cm_id);
+}
+
+RunResult TopologyTest::insmod_with(Guest& g, const std::string& networks,
+                                    const std::string& params, double timeout_s) {
+  return run(g,
+             "insmod " + sh_quote(ko_path()) + " " + sh_quote("networks=\"" + networks + "\"") +
+                 " " + params,
+             timeout_s);
+}
+
+std::vector<Record> TopologyTest::peers(Guest& g, const std::string& args) {
+  RunResult r = o2ctl(g, "peer show -v " + args, 30);
+  EXPECT_TRUE(r.ok()) << g.name() << ": o2ctl peer show -v " << args << ":\n" << r.out;
+  return r.ok() ? parse_yaml_list(r.out, "peer") : std::vector<Record>{};
+}
+
+std::vector<Record> TopologyTest::conns(Guest& g, const std::string& args) {
+  RunResult r = o2ctl(g, "conn show " + args, 30);
+  EXPECT_TRUE(r.ok()) << g.name() << ": o2ctl conn show " << args << ":\n" << r.out;
+  return r.ok() ? parse_yaml_list(r.out, "conn") : std::vector<Record>{};
+}
+
+Record TopologyTest::peer(Guest& g, const std::string& local, const std::string& peer) {
+  for (auto& p : peers(g, peer)) {
+    if (field(p, "nid") == peer && field(p, "local nid") == local) return p;
+  }
+  return {};
+}
+
+int TopologyTest::add_fault(Guest& g, const std::string& args) {
+  RunResult r = o2ctl(g, "fault add " + args, 30);
+  int id = -1;
+  if (r.ok() && std::sscanf(r.out.c_str(), "fault %d added", &id) == 1) return id;
+  ADD_FAILURE() << g.name() << ": o2ctl fault add " << args << ":\n" << r.out;
+  return -1;
+}
+
+RdmaRes TopologyTest::rdma_res(Guest& g) {
+  RunResult r = run(g,
+                    "echo qp $(rdma res show qp | grep -vc 'type GSI'); "
+                    "echo cm_id $(rdma res show cm_id | grep -c .)",
+                    30);
+  RdmaRes res;
+  std::sscanf(r.out.c_str(), "qp %d\ncm_id %d", &res.qp, &res.cm_id);
+  return res;
+}
+
+RdmaRes TopologyTest::wait_rdma_res(Guest& g, const RdmaRes& want, double timeout_s) {
+  auto t0 = std::chrono::steady_clock::now();
+  RdmaRes now = rdma_res(g);
+  while (!(now == want) &&
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < timeout_s) {
+    usleep(500000);
+    now = rdma_res(g);
+  }
+  return now;
+}
+
+void TopologyTest::expect_unload_frees_rdma(Guest& g, double timeout_s) {
+  if (!g.alive()) return;
+  RunResult r = run(g, "if grep -q '^o2lnd ' /proc/modules; then rmmod o2lnd; fi", 60);
+  EXPECT_TRUE(r.ok()) << g.name() << ": rmmod o2lnd: " << r.out;
+  RdmaRes now = wait_rdma_res(g, RdmaRes{0, 0}, timeout_s);
+  EXPECT_EQ(now, (RdmaRes{0, 0})) << g.name() << ": RDMA resources left " << timeout_s
+                                  << " s after rmmod (" << now.str() << "):\n"
+                                  << run(g, "rdma res show qp; rdma res show cm_id", 30).out;
+}
+
+void figure(const std::string& name, const std::string& value) {
+  printf("[ figure   ] %s = %s\n", name.c_str(), value.c_str());
+  fflush(stdout);
+  ::testing::Test::RecordProperty(name, value);
+}
+
+std::string dump(const std::vector<Record>& rs) {
+  std::string s;
+  for (const auto& r : rs) {
+    s += "  -";
+    for (const auto& [k, v] : r) {
+      s += " ";
+      s += k;
+      s += "=";
+      s += v;
+      s += ";";
+    }
+    s += "\n";
+  }
+  return s.empty() ? "  (none)\n" : s;
+}
+
+std::string ping_loop(const std::string& target, const std::string& log) {
+  return "rm -f /tmp/stop-loop " + log + "; (while [ ! -e /tmp/stop-loop ]; do " +
+         sh_quote(o2ctl_path()) + " ping " + target + " --timeout 5 >/dev/null 2>&1; echo " +
+         "\"$(date +%s.%3N) $?\" >> " + log + "; done) >/dev/null 2>&1 &";
+}
+
+LoopStats loop_stats(const std::string& log, double t0) {
+  LoopStats s;
+  std::istringstream is(log);
+  double t = 0;
+  int rc = 0;
+  while (is >> t >> rc) {
+    if (t < t0) continue;
+    if (s.first_ok < 0) {
+      if (rc == 0) s.first_ok = t - t0;
+    } else if (rc == 0) {
+      s.oks_after++;
+    } else {
+      s.fails_after++;
+    }
+  }
+  return s;
 }
 
 }  // namespace o2it

@@ -23,12 +23,57 @@ using o2tb::RunResult;
 std::string ko_path();
 std::string o2ctl_path();
 std::string guest_abi_tests_path();
+// The guest ioctl fuzzer (userspace-tests/guest/ioctl_fuzz.cc); $O2_GUEST_IOCTL_FUZZ.
+std::string guest_ioctl_fuzz_path();
+// The hostile peer (userspace-tests/adversary), overridable by O2_ADVERSARY.
+std::string adversary_path();
+// The RDMA transport of the guests' links, $O2_TRANSPORT: "rxe" (default,
+// Soft-RoCE devices rxeN) or "siw" (Soft-iWARP devices siwN on the same
+// interfaces).  rdma_dev(n) is the name of the n-th device of a guest.
+std::string transport();
+std::string rdma_dev(int n);
 
 std::string sh_quote(const std::string& s);
 std::vector<std::string> lines_of(const std::string& s);
 bool has_line(const std::string& out, const std::string& line);
 // Indents every line (keeps nested gtest output apart from ours in logs).
 std::string indent(const std::string& s, const std::string& prefix = "    | ");
+
+// One entry of an o2ctl YAML list (`peer:`, `conn:`, `fault:`): every
+// "key: value" line of the entry, nested keys flattened, quotes removed.
+using Record = std::map<std::string, std::string>;
+// The entries of the top-level list `list` in o2ctl's YAML output
+// ("peer: []" gives none).  Lenient: an entry starts at a "- " item.
+std::vector<Record> parse_yaml_list(const std::string& yaml, const std::string& list);
+// Record field as a number (def if missing or not a number).
+int64_t num(const Record& r, const std::string& key, int64_t def = -1);
+std::string field(const Record& r, const std::string& key);
+
+// o2lnd's RDMA resources in a guest: QPs other than ib_core's GSI ones, and
+// every cm_id (`rdma res show qp|cm_id`).  With o2lnd unloaded both are 0.
+struct RdmaRes {
+  int qp = -1;
+  int cm_id = -1;
+  bool operator==(const RdmaRes&) const = default;
+  [[nodiscard]] std::string str() const;
+};
+
+// A measured figure of a scenario: printed ("[ figure   ] name = value",
+// kept in check.sh's log) and recorded as a property in the XML report.
+void figure(const std::string& name, const std::string& value);
+// Records as "  - key=value; ..." lines, for failure messages.
+std::string dump(const std::vector<Record>& rs);
+// A guest-side background ping loop: `o2ctl ping TARGET --timeout 5` back
+// to back until /tmp/stop-loop exists, one line "<epoch s> <status>" per
+// ping in LOG (the guest's own clock).  Returns the bash command.
+std::string ping_loop(const std::string& target, const std::string& log);
+// What a ping loop's log says from time t0 (same guest clock) on.
+struct LoopStats {
+  double first_ok = -1;  // s from t0 to the end of the first good ping (-1: none)
+  int fails_after = 0;   // failed pings after it
+  int oks_after = 0;     // good pings after it
+};
+LoopStats loop_stats(const std::string& log, double t0);
 
 // One booted topology shared by the tests of a suite.
 class Bed {
@@ -86,6 +131,26 @@ class TopologyTest : public ::testing::Test {
   uint64_t read_counter(Guest& g, const std::string& path);
   // `rdma stat show link DEV/1` counters (sent_pkts, rcvd_pkts, ...)
   std::map<std::string, uint64_t> rxe_stats(Guest& g, const std::string& dev);
+
+  // --- connection scenarios (connect_test.cc, lu7646_test.cc) ---
+  // insmod with module parameters after networks= (e.g. "timeout=20").
+  RunResult insmod_with(Guest& g, const std::string& networks, const std::string& params,
+                        double timeout_s = 60);
+  // `o2ctl peer show -v [args]` / `o2ctl conn show [args]`, parsed; a
+  // failing command is a test failure and gives no entries.
+  std::vector<Record> peers(Guest& g, const std::string& args = "");
+  std::vector<Record> conns(Guest& g, const std::string& args = "");
+  // The peer entry of `peer` on local NI `local` (empty Record if none).
+  Record peer(Guest& g, const std::string& local, const std::string& peer);
+  // `o2ctl fault add <args>`: the new rule's id, or -1 (and a failure).
+  int add_fault(Guest& g, const std::string& args);
+  RdmaRes rdma_res(Guest& g);
+  // Polls (every 0.5 s, at most timeout_s) until g's RDMA resources equal
+  // `want`; the last reading is returned either way.
+  RdmaRes wait_rdma_res(Guest& g, const RdmaRes& want, double timeout_s);
+  // rmmod o2lnd (if loaded), then the RDMA resources must be back to none
+  // within timeout_s: every QP and cm_id of o2lnd freed.
+  void expect_unload_frees_rdma(Guest& g, double timeout_s = 20);
 };
 
 // NOLINTBEGIN(bugprone-macro-parentheses): Suite names a class.

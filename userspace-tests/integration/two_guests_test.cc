@@ -1,6 +1,6 @@
 // Scenarios on two guests linked by a virtio-net pair (unix datagram
 // sockets on the host): g1 eth0 192.168.1.1 <-> g2 eth0 192.168.1.2,
-// rxe0 on each eth0.
+// rxe0 on each eth0 (siw0 with O2_TRANSPORT=siw).
 #include <string>
 
 #include "fixture.h"

@@ -2,11 +2,13 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -20,7 +22,9 @@ namespace {
 
 using o2lnd::testing::FakeBackend;
 using o2lnd::testing::FakeKernel;
+using o2lnd::testing::make_conn;
 using o2lnd::testing::make_ni;
+using o2lnd::testing::make_peer;
 
 constexpr std::uint64_t kPeer = 0x00050000c0a80102ULL;   // 192.168.1.2@o2ib0
 constexpr std::uint64_t kLocal = 0x00050000c0a80101ULL;  // 192.168.1.1@o2ib0
@@ -207,10 +211,10 @@ TEST_F(CliTest, DeviceOptionOverridesThePath) {
 }
 
 TEST_F(CliTest, ModuleWithOtherAbiIsRefused) {
-  kernel_->abi = 2;
+  kernel_->abi = 1;
   EXPECT_EQ(run_o2ctl({"ping", "192.168.1.2@o2ib0"}), kExitFailure);
   EXPECT_EQ(err(),
-            "o2ctl: o2lnd module ABI 2, o2ctl speaks ABI 1: upgrade o2ctl or load a matching "
+            "o2ctl: o2lnd module ABI 1, o2ctl speaks ABI 2: upgrade o2ctl or load a matching "
             "module\n");
   EXPECT_EQ(last_ping().nid, 0U) << "no PING may be sent to a module of another ABI";
 }
@@ -276,9 +280,9 @@ TEST_F(CliTest, VersionShowsToolAbiAndModule) {
   EXPECT_EQ(run_o2ctl({"version"}), kExitOk);
   EXPECT_EQ(out(),
             "o2ctl version: \"0.1.0\"\n"
-            "o2ctl abi: 1\n"
+            "o2ctl abi: 2\n"
             "module version: \"0.1.0-fake\"\n"
-            "module abi: 1\n");
+            "module abi: 2\n");
   EXPECT_EQ(run_o2ctl({"--version"}), kExitOk);
 }
 
@@ -287,20 +291,21 @@ TEST_F(CliTest, VersionReportsAModuleOfAnotherAbi) {
   EXPECT_EQ(run_o2ctl({"version"}), kExitFailure);
   EXPECT_NE(out().find("module abi: 7\n"), std::string::npos);
   EXPECT_EQ(err(),
-            "o2ctl: o2lnd module ABI 7, o2ctl speaks ABI 1: upgrade o2ctl or load a matching "
+            "o2ctl: o2lnd module ABI 7, o2ctl speaks ABI 2: upgrade o2ctl or load a matching "
             "module\n");
 }
 
 TEST_F(CliTest, VersionWithoutModuleStillShowsTheTool) {
   open_err_ = ENOENT;
   EXPECT_EQ(run_o2ctl({"version"}), kExitFailure);
-  EXPECT_EQ(out(), "o2ctl version: \"0.1.0\"\no2ctl abi: 1\n");
+  EXPECT_EQ(out(), "o2ctl version: \"0.1.0\"\no2ctl abi: 2\n");
   EXPECT_NE(err().find("is the o2lnd module loaded?"), std::string::npos);
 }
 
 TEST_F(CliTest, HelpListsEveryCommand) {
   EXPECT_EQ(run_o2ctl({"--help"}), kExitOk);
-  for (const char* c : {"ping", "net show", "version"}) {
+  for (const char* c : {"ping", "net show", "peer show", "peer close", "conn show", "fault add",
+                        "fault del", "fault list", "stats", "version"}) {
     EXPECT_NE(out().find(std::string("  ") + c), std::string::npos) << c;
   }
   EXPECT_EQ(run_o2ctl({"help"}), kExitOk);
@@ -347,6 +352,719 @@ TEST(ParseTimeout, RejectsZeroNegativeTooLargeAndJunk) {
       EXPECT_EQ(r.error().errnum, EINVAL);
     }
   }
+}
+
+// ---- peer show ---------------------------------------------------------------------
+
+constexpr std::uint64_t kPeer3 = 0x00050000c0a80103ULL;   // 192.168.1.3@o2ib0
+constexpr std::uint64_t kLocal1 = 0x00050001c0a80201ULL;  // 192.168.2.1@o2ib1
+constexpr std::uint64_t kPeer1 = 0x00050001c0a80202ULL;   // 192.168.2.2@o2ib1
+
+class PeerCliTest : public CliTest {
+ protected:
+  void SetUp() override {
+    kernel_->nis = {make_ni(O2LND_LO_NID, "lo", ""), make_ni(kLocal, "o2ib0", "eth0"),
+                    make_ni(kLocal1, "o2ib1", "eth1")};
+  }
+  static o2lnd_ioc_peer established_peer(std::uint64_t nid) {
+    o2lnd_ioc_peer p = make_peer(nid, O2LND_PEER_ESTABLISHED);
+    p.conns[O2LND_CONN_ESTABLISHED] = 1;
+    return p;
+  }
+};
+
+TEST_F(PeerCliTest, PeerShowPrintsYaml) {
+  kernel_->peers[1] = {established_peer(kPeer)};
+  EXPECT_EQ(run_o2ctl({"peer", "show"}), kExitOk);
+  EXPECT_EQ(err(), "");
+  EXPECT_EQ(out(),
+            "peer:\n"
+            "    - nid: 192.168.1.2@o2ib0\n"
+            "      local nid: 192.168.1.1@o2ib0\n"
+            "      state: established\n"
+            "      conns connecting: 0\n"
+            "      conns established: 1\n"
+            "      conns closing: 0\n"
+            "      conns zombie: 0\n"
+            "      tx queued: 0\n"
+            "      next retry ms: 0\n");
+}
+
+TEST_F(PeerCliTest, PeerShowCountsInitActiveConnectAndPassiveWaitAsConnecting) {
+  o2lnd_ioc_peer p = make_peer(kPeer, O2LND_PEER_CONNECTING);
+  p.conns[O2LND_CONN_INIT] = 1;
+  p.conns[O2LND_CONN_ACTIVE_CONNECT] = 2;
+  p.conns[O2LND_CONN_PASSIVE_WAIT] = 4;
+  p.conns[O2LND_CONN_CLOSING] = 8;
+  p.conns[O2LND_CONN_ZOMBIE] = 16;
+  p.tx_queued = 3;
+  p.next_retry_ms = 1500;
+  kernel_->peers[1] = {p};
+  EXPECT_EQ(run_o2ctl({"peer", "show"}), kExitOk);
+  EXPECT_NE(out().find("      state: connecting\n"
+                       "      conns connecting: 7\n"
+                       "      conns established: 0\n"
+                       "      conns closing: 8\n"
+                       "      conns zombie: 16\n"
+                       "      tx queued: 3\n"
+                       "      next retry ms: 1500\n"),
+            std::string::npos)
+      << out();
+}
+
+TEST_F(PeerCliTest, PeerShowVerboseAddsCountersInOrder) {
+  o2lnd_ioc_peer p = established_peer(kPeer);
+  p.incarnation = 1700000000000000001ULL;
+  p.races_received = 1;
+  p.races_sent = 2;
+  p.connects = 3;
+  p.connect_failures = 4;
+  p.rejects_sent = 5;
+  p.rejects_received = 6;
+  p.last_reject = O2LND_REJECT_CONN_RACE;
+  p.last_error = -ETIMEDOUT;
+  p.backoff_ms = 7;
+  p.stale_closes = 8;
+  p.phase_timeouts = 9;
+  kernel_->peers[1] = {p};
+  EXPECT_EQ(run_o2ctl({"peer", "show", "-v"}), kExitOk);
+  EXPECT_NE(out().find("      next retry ms: 0\n"
+                       "      incarnation: 1700000000000000001\n"
+                       "      races received: 1\n"
+                       "      races sent: 2\n"
+                       "      connects: 3\n"
+                       "      connect failures: 4\n"
+                       "      rejects sent: 5\n"
+                       "      rejects received: 6\n"
+                       "      last reject: conn_race\n"
+                       "      last error: -110\n"
+                       "      backoff ms: 7\n"
+                       "      stale closes: 8\n"
+                       "      phase timeouts: 9\n"),
+            std::string::npos)
+      << out();
+  std::string verbose = out();
+  EXPECT_EQ(run_o2ctl({"peer", "show", "--verbose"}), kExitOk);
+  EXPECT_EQ(out(), verbose);
+  if (o2lnd::testing::have_python_yaml()) {
+    auto json = o2lnd::testing::yaml_to_json(verbose);
+    ASSERT_TRUE(json.has_value()) << verbose;
+    EXPECT_NE(json->find(R"j("last error": -110)j"), std::string::npos) << *json;
+    EXPECT_NE(json->find(R"j("local nid": "192.168.1.1@o2ib0")j"), std::string::npos) << *json;
+  }
+}
+
+TEST_F(PeerCliTest, PeerShowVerboseWithoutRejectSaysNone) {
+  kernel_->peers[1] = {established_peer(kPeer)};
+  EXPECT_EQ(run_o2ctl({"peer", "show", "-v"}), kExitOk);
+  EXPECT_NE(out().find("      last reject: none\n      last error: 0\n"), std::string::npos)
+      << out();
+}
+
+TEST_F(PeerCliTest, PeerShowEmptyPrintsEmptyList) {
+  EXPECT_EQ(run_o2ctl({"peer", "show"}), kExitOk);
+  EXPECT_EQ(out(), "peer: []\n");
+  EXPECT_EQ(run_o2ctl({"peer", "show", "-v"}), kExitOk);
+  EXPECT_EQ(out(), "peer: []\n");
+}
+
+TEST_F(PeerCliTest, PeerShowListsEveryNiInOrder) {
+  kernel_->peers[1] = {established_peer(kPeer), make_peer(kPeer3, O2LND_PEER_BACKOFF)};
+  kernel_->peers[2] = {established_peer(kPeer1)};
+  EXPECT_EQ(run_o2ctl({"peer", "show"}), kExitOk);
+  auto a = out().find("- nid: 192.168.1.2@o2ib0");
+  auto b = out().find("- nid: 192.168.1.3@o2ib0");
+  auto c = out().find("- nid: 192.168.2.2@o2ib1\n      local nid: 192.168.2.1@o2ib1\n");
+  ASSERT_NE(a, std::string::npos) << out();
+  ASSERT_NE(b, std::string::npos) << out();
+  ASSERT_NE(c, std::string::npos) << out();
+  EXPECT_LT(a, b);
+  EXPECT_LT(b, c);
+  EXPECT_NE(out().find("state: backoff"), std::string::npos);
+}
+
+TEST_F(PeerCliTest, PeerShowFiltersByNid) {
+  kernel_->peers[1] = {established_peer(kPeer), established_peer(kPeer3)};
+  kernel_->peers[2] = {established_peer(kPeer)};
+  EXPECT_EQ(run_o2ctl({"peer", "show", "192.168.1.3@o2ib0"}), kExitOk);
+  EXPECT_EQ(out().find("192.168.1.2@o2ib0"), std::string::npos) << out();
+  EXPECT_NE(out().find("- nid: 192.168.1.3@o2ib0"), std::string::npos) << out();
+  // The same peer on every NI that knows it.
+  EXPECT_EQ(run_o2ctl({"peer", "show", "192.168.1.2@o2ib"}), kExitOk);
+  EXPECT_NE(out().find("local nid: 192.168.1.1@o2ib0"), std::string::npos) << out();
+  EXPECT_NE(out().find("local nid: 192.168.2.1@o2ib1"), std::string::npos) << out();
+}
+
+TEST_F(PeerCliTest, PeerShowUnknownNidPrintsEmptyListAndExits0) {
+  kernel_->peers[1] = {established_peer(kPeer)};
+  EXPECT_EQ(run_o2ctl({"peer", "show", "10.9.9.9@o2ib0"}), kExitOk);
+  EXPECT_EQ(out(), "peer: []\n");
+  EXPECT_EQ(err(), "");
+}
+
+TEST_F(PeerCliTest, PeerShowFiltersByNet) {
+  kernel_->peers[1] = {established_peer(kPeer)};
+  kernel_->peers[2] = {established_peer(kPeer1)};
+  EXPECT_EQ(run_o2ctl({"peer", "show", "--net", "o2ib1"}), kExitOk);
+  EXPECT_EQ(out().find("192.168.1.2@o2ib0"), std::string::npos) << out();
+  EXPECT_NE(out().find("- nid: 192.168.2.2@o2ib1"), std::string::npos) << out();
+  EXPECT_EQ(run_o2ctl({"peer", "show", "--net", "o2ib7"}), kExitFailure);
+  EXPECT_EQ(err(), "o2ctl: no local NI on network 'o2ib7'\n");
+}
+
+TEST_F(PeerCliTest, PeerShowBadNidIsAUsageError) {
+  EXPECT_EQ(run_o2ctl({"peer", "show", "bogus"}), kExitUsage);
+  EXPECT_NE(err().find("o2ctl: invalid NID 'bogus'"), std::string::npos);
+  EXPECT_EQ(run_o2ctl({"peer", "show", "192.168.1.2@o2ib0", "192.168.1.3@o2ib0"}), kExitUsage);
+  EXPECT_EQ(kernel_->opens, 0);
+}
+
+TEST_F(PeerCliTest, PeerShowOfOldModuleSaysTooOld) {
+  kernel_->fail[O2LND_IOC_PEER_SHOW] = ENOTTY;
+  EXPECT_EQ(run_o2ctl({"peer", "show"}), kExitFailure);
+  EXPECT_EQ(err(),
+            "o2ctl: peer show: the o2lnd module does not know this command (module too old for "
+            "o2ctl ABI 2; load a matching module)\n");
+}
+
+TEST_F(PeerCliTest, PeerShowAbiMismatchNamesBothAbis) {
+  kernel_->fail[O2LND_IOC_PEER_SHOW] = EPROTO;
+  EXPECT_EQ(run_o2ctl({"peer", "show"}), kExitFailure);
+  EXPECT_NE(err().find("o2ctl: peer show: ABI mismatch: module ABI 2, o2ctl ABI 2"),
+            std::string::npos)
+      << err();
+}
+
+TEST_F(PeerCliTest, NewCommandsRefuseAModuleOfAnotherAbi) {
+  kernel_->abi = 1;
+  for (std::vector<std::string_view> args : {std::vector<std::string_view>{"peer", "show"},
+                                             {"conn", "show"},
+                                             {"peer", "close", "192.168.1.2@o2ib0"},
+                                             {"fault", "list"},
+                                             {"fault", "del", "all"},
+                                             {"fault", "add", "cm-drop", "established"}}) {
+    EXPECT_EQ(run_o2ctl(args), kExitFailure) << args[0] << " " << args[1];
+    EXPECT_EQ(err(),
+              "o2ctl: o2lnd module ABI 1, o2ctl speaks ABI 2: upgrade o2ctl or load a matching "
+              "module\n");
+  }
+  EXPECT_EQ(kernel_->count(O2LND_IOC_NET_SHOW) + kernel_->count(O2LND_IOC_FAULT_ADD) +
+                kernel_->count(O2LND_IOC_FAULT_DEL) + kernel_->count(O2LND_IOC_PEER_CLOSE),
+            0U);
+}
+
+// ---- conn show ---------------------------------------------------------------------
+
+TEST_F(PeerCliTest, ConnShowPrintsYaml) {
+  o2lnd_ioc_conn c = make_conn(kPeer, O2LND_CONN_ESTABLISHED);
+  c.active = 1;
+  c.age_ms = 1234;
+  c.queue_depth = 8;
+  c.max_frags = 256;
+  c.credits = 7;
+  c.outstanding = 1;
+  c.nposted = 2;
+  c.qp_num = 17;
+  c.nrx = 18;
+  o2lnd_ioc_conn z = make_conn(kPeer, O2LND_CONN_ZOMBIE);
+  z.error = -ECONNABORTED;
+  z.credits = -1;
+  kernel_->conns[1] = {c, z};
+  EXPECT_EQ(run_o2ctl({"conn", "show"}), kExitOk);
+  EXPECT_EQ(out(),
+            "conn:\n"
+            "    - peer: 192.168.1.2@o2ib0\n"
+            "      local nid: 192.168.1.1@o2ib0\n"
+            "      state: established\n"
+            "      phase: none\n"
+            "      active: true\n"
+            "      age ms: 1234\n"
+            "      deadline ms: 0\n"
+            "      queue depth: 8\n"
+            "      max frags: 256\n"
+            "      credits: 7\n"
+            "      outstanding: 1\n"
+            "      posted: 2\n"
+            "      tx queued: 0\n"
+            "      error: 0\n"
+            "      qp: 17\n"
+            "      rx buffers: 18\n"
+            "    - peer: 192.168.1.2@o2ib0\n"
+            "      local nid: 192.168.1.1@o2ib0\n"
+            "      state: zombie\n"
+            "      phase: none\n"
+            "      active: false\n"
+            "      age ms: 0\n"
+            "      deadline ms: 0\n"
+            "      queue depth: 0\n"
+            "      max frags: 0\n"
+            "      credits: -1\n"
+            "      outstanding: 0\n"
+            "      posted: 0\n"
+            "      tx queued: 0\n"
+            "      error: -103\n"
+            "      qp: 0\n"
+            "      rx buffers: 0\n");
+  if (o2lnd::testing::have_python_yaml()) {
+    auto json = o2lnd::testing::yaml_to_json(out());
+    ASSERT_TRUE(json.has_value()) << out();
+    EXPECT_NE(json->find(R"j("active": true)j"), std::string::npos) << *json;
+    EXPECT_NE(json->find(R"j("error": -103)j"), std::string::npos) << *json;
+  }
+}
+
+TEST_F(PeerCliTest, ConnShowNamesEveryStateAndPhase) {
+  o2lnd_ioc_conn a = make_conn(kPeer, O2LND_CONN_ACTIVE_CONNECT);
+  a.phase = O2LND_PHASE_ROUTE;
+  a.deadline_ms = 4500;
+  o2lnd_ioc_conn p = make_conn(kPeer3, O2LND_CONN_PASSIVE_WAIT);
+  kernel_->conns[1] = {a, p, make_conn(kPeer, O2LND_CONN_INIT),
+                       make_conn(kPeer, O2LND_CONN_CLOSING)};
+  EXPECT_EQ(run_o2ctl({"conn", "show"}), kExitOk);
+  for (const char* s : {"state: active_connect\n      phase: route\n", "state: passive_wait\n",
+                        "state: init\n", "state: closing\n", "deadline ms: 4500\n"}) {
+    EXPECT_NE(out().find(s), std::string::npos) << s << "\n" << out();
+  }
+}
+
+TEST_F(PeerCliTest, ConnShowEmptyPrintsEmptyList) {
+  EXPECT_EQ(run_o2ctl({"conn", "show"}), kExitOk);
+  EXPECT_EQ(out(), "conn: []\n");
+}
+
+TEST_F(PeerCliTest, ConnShowFiltersByPeerAndNet) {
+  kernel_->conns[1] = {make_conn(kPeer, O2LND_CONN_ESTABLISHED),
+                       make_conn(kPeer3, O2LND_CONN_ESTABLISHED)};
+  kernel_->conns[2] = {make_conn(kPeer1, O2LND_CONN_ESTABLISHED)};
+  EXPECT_EQ(run_o2ctl({"conn", "show", "--peer", "192.168.1.3@o2ib0"}), kExitOk);
+  EXPECT_EQ(out().find("192.168.1.2@o2ib0"), std::string::npos) << out();
+  EXPECT_NE(out().find("- peer: 192.168.1.3@o2ib0"), std::string::npos) << out();
+  EXPECT_EQ(run_o2ctl({"conn", "show", "--net", "o2ib1"}), kExitOk);
+  EXPECT_EQ(out().find("@o2ib0"), std::string::npos) << out();
+  EXPECT_NE(out().find("- peer: 192.168.2.2@o2ib1"), std::string::npos) << out();
+  EXPECT_EQ(run_o2ctl({"conn", "show", "--peer", "10.1.1.1@o2ib0"}), kExitOk);
+  EXPECT_EQ(out(), "conn: []\n");
+  EXPECT_EQ(run_o2ctl({"conn", "show", "--peer", "nope"}), kExitUsage);
+  EXPECT_EQ(run_o2ctl({"conn", "show", "extra"}), kExitUsage);
+}
+
+// ---- peer close ----------------------------------------------------------------------
+
+TEST_F(PeerCliTest, PeerClosePrintsClosedCount) {
+  kernel_->peers[1] = {established_peer(kPeer)};
+  kernel_->conns[1] = {make_conn(kPeer, O2LND_CONN_ESTABLISHED),
+                       make_conn(kPeer, O2LND_CONN_ACTIVE_CONNECT)};
+  EXPECT_EQ(run_o2ctl({"peer", "close", "192.168.1.2@o2ib0"}), kExitOk);
+  EXPECT_EQ(out(), "closed 2 connections to 192.168.1.2@o2ib0\n");
+  auto sent = kernel_->last<o2lnd_ioc_peer_close>(O2LND_IOC_PEER_CLOSE);
+  EXPECT_EQ(sent.nid, kPeer);
+  EXPECT_EQ(sent.local_nid, O2LND_NID_ANY);
+  EXPECT_EQ(run_o2ctl({"peer", "close", "192.168.1.2@o2ib0"}), kExitOk);
+  EXPECT_EQ(out(), "closed 0 connections to 192.168.1.2@o2ib0\n");
+}
+
+TEST_F(PeerCliTest, PeerCloseSendsTheSource) {
+  kernel_->peers[1] = {established_peer(kPeer)};
+  EXPECT_EQ(run_o2ctl({"peer", "close", "192.168.1.2@o2ib0", "--source", "192.168.1.1@o2ib0"}),
+            kExitOk);
+  EXPECT_EQ(kernel_->last<o2lnd_ioc_peer_close>(O2LND_IOC_PEER_CLOSE).local_nid, kLocal);
+  EXPECT_EQ(run_o2ctl({"peer", "close", "192.168.1.2@o2ib0", "--source", "x"}), kExitUsage);
+}
+
+TEST_F(PeerCliTest, PeerCloseUnknownPeerExits1) {
+  EXPECT_EQ(run_o2ctl({"peer", "close", "192.168.1.9@o2ib0"}), kExitFailure);
+  EXPECT_EQ(err(), "o2ctl: peer close: no peer 192.168.1.9@o2ib0\n");
+  EXPECT_EQ(out(), "");
+}
+
+TEST_F(PeerCliTest, PeerCloseWithoutCapNetAdminSaysPermissionDenied) {
+  kernel_->fail[O2LND_IOC_PEER_CLOSE] = EPERM;
+  EXPECT_EQ(run_o2ctl({"peer", "close", "192.168.1.2@o2ib0"}), kExitFailure);
+  EXPECT_EQ(err(), "o2ctl: peer close: permission denied (needs CAP_NET_ADMIN)\n");
+}
+
+TEST_F(PeerCliTest, PeerCloseNeedsExactlyOneNid) {
+  EXPECT_EQ(run_o2ctl({"peer", "close"}), kExitUsage);
+  EXPECT_EQ(err(), "o2ctl peer close: expected NID\nTry 'o2ctl peer close --help'.\n");
+  EXPECT_EQ(run_o2ctl({"peer", "close", "192.168.1.2@o2ib0", "192.168.1.3@o2ib0"}), kExitUsage);
+  EXPECT_EQ(run_o2ctl({"peer", "close", "1.2.3.4"}), kExitUsage);
+  EXPECT_EQ(kernel_->opens, 0);
+}
+
+// ---- fault add -----------------------------------------------------------------------
+
+TEST_F(CliTest, FaultAddPrintsTheId) {
+  EXPECT_EQ(run_o2ctl({"fault", "add", "cm-drop", "connect_request"}), kExitOk);
+  EXPECT_EQ(out(), "fault 1 added\n");
+  EXPECT_EQ(err(), "");
+  auto sent = kernel_->last<o2lnd_ioc_fault>(O2LND_IOC_FAULT_ADD);
+  EXPECT_EQ(sent.kind, static_cast<std::uint32_t>(O2LND_FAULT_CM_DROP));
+  EXPECT_EQ(sent.arg, static_cast<std::uint32_t>(O2LND_CM_CONNECT_REQUEST));
+  EXPECT_EQ(sent.peer_nid, O2LND_NID_ANY);
+  EXPECT_EQ(sent.local_nid, O2LND_NID_ANY);
+  EXPECT_EQ(sent.count, 0U);
+  EXPECT_EQ(sent.probability, static_cast<std::uint32_t>(O2LND_FAULT_PROB_ALWAYS));
+  EXPECT_EQ(sent.delay_ms, 0U);
+  EXPECT_EQ(run_o2ctl({"fault", "add", "msg-drop", "any"}), kExitOk);
+  EXPECT_EQ(out(), "fault 2 added\n");
+}
+
+TEST_F(CliTest, FaultAddOfEveryKind) {
+  struct Case {
+    std::vector<std::string_view> args;
+    std::uint32_t kind;
+    std::uint32_t arg;
+    std::uint32_t delay_ms;
+  };
+  const std::vector<Case> cases = {
+      {{"cm-drop", "ESTABLISHED"}, O2LND_FAULT_CM_DROP, O2LND_CM_ESTABLISHED, 0},
+      {{"cm-delay", "connect-response", "--delay", "200"},
+       O2LND_FAULT_CM_DELAY,
+       O2LND_CM_CONNECT_RESPONSE,
+       200},
+      {{"stall", "route"}, O2LND_FAULT_STALL, O2LND_PHASE_ROUTE, 0},
+      {{"reject", "conn_stale"}, O2LND_FAULT_REJECT, O2LND_REJECT_CONN_STALE, 0},
+      {{"msg-drop", "immediate"}, O2LND_FAULT_MSG_DROP, 0xd1, 0},
+      {{"msg-corrupt", "get_done"}, O2LND_FAULT_MSG_CORRUPT, 0xd7, 0},
+      {{"send-delay", "--delay", "10000"}, O2LND_FAULT_SEND_DELAY, 0, 10000},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string_view> args = {"fault", "add"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    EXPECT_EQ(run_o2ctl(args), kExitOk) << c.args[0] << ": " << err();
+    auto sent = kernel_->last<o2lnd_ioc_fault>(O2LND_IOC_FAULT_ADD);
+    EXPECT_EQ(sent.kind, c.kind) << c.args[0];
+    EXPECT_EQ(sent.arg, c.arg) << c.args[0];
+    EXPECT_EQ(sent.delay_ms, c.delay_ms) << c.args[0];
+  }
+  EXPECT_EQ(kernel_->faults.size(), cases.size());
+}
+
+TEST_F(CliTest, FaultAddSendsPerMillionProbability) {
+  for (auto [text, want] : std::vector<std::pair<std::string_view, std::uint32_t>>{
+           {"1", 1000000}, {"0.5", 500000}, {".25", 250000}, {"0.000001", 1}, {"1.0", 1000000}}) {
+    EXPECT_EQ(run_o2ctl({"fault", "add", "cm-drop", "established", "--prob", text}), kExitOk)
+        << text << ": " << err();
+    EXPECT_EQ(kernel_->last<o2lnd_ioc_fault>(O2LND_IOC_FAULT_ADD).probability, want) << text;
+  }
+}
+
+TEST_F(CliTest, FaultAddRejectsBadProbability) {
+  for (std::string_view p : {"0", "0.0", "1.1", "2", "-0.5", "0.0000001", "abc", "", ".", "50%"}) {
+    EXPECT_EQ(run_o2ctl({"fault", "add", "cm-drop", "established", "--prob", p}), kExitUsage) << p;
+    EXPECT_TRUE(err().starts_with("o2ctl fault add: invalid --prob '")) << err();
+  }
+  EXPECT_EQ(kernel_->opens, 0);
+}
+
+TEST_F(CliTest, FaultAddSendsPeerLocalAndCount) {
+  EXPECT_EQ(run_o2ctl({"fault", "add", "stall", "connect", "--peer", "192.168.1.2@o2ib0", "--local",
+                       "192.168.1.1@o2ib0", "--count", "3"}),
+            kExitOk)
+      << err();
+  auto sent = kernel_->last<o2lnd_ioc_fault>(O2LND_IOC_FAULT_ADD);
+  EXPECT_EQ(sent.peer_nid, kPeer);
+  EXPECT_EQ(sent.local_nid, kLocal);
+  EXPECT_EQ(sent.count, 3U);
+  EXPECT_EQ(run_o2ctl({"fault", "add", "stall", "connect", "--count", "-1"}), kExitUsage);
+  EXPECT_EQ(run_o2ctl({"fault", "add", "stall", "connect", "--count", "4294967296"}), kExitUsage);
+  EXPECT_EQ(run_o2ctl({"fault", "add", "stall", "connect", "--peer", "x@o2ib0"}), kExitUsage);
+}
+
+TEST_F(CliTest, FaultAddRejectsUnknownEvent) {
+  EXPECT_EQ(run_o2ctl({"fault", "add", "cm-drop", "connect_requst"}), kExitUsage);
+  EXPECT_EQ(err(),
+            "o2ctl fault add: unknown CM event 'connect_requst' (one of: addr_resolved, "
+            "addr_error, route_resolved, route_error, connect_request, connect_response, "
+            "connect_error, unreachable, rejected, established, disconnected, device_removal, "
+            "multicast_join, multicast_error, addr_change, timewait_exit)\n"
+            "Try 'o2ctl fault add --help'.\n");
+  EXPECT_EQ(kernel_->opens, 0);
+}
+
+TEST_F(CliTest, FaultAddRejectsUnknownKindPhaseReasonAndType) {
+  EXPECT_EQ(run_o2ctl({"fault", "add", "explode"}), kExitUsage);
+  EXPECT_NE(err().find("unknown fault kind 'explode' (one of: cm-drop, cm-delay, stall, reject, "
+                       "msg-drop, msg-corrupt, send-delay)"),
+            std::string::npos)
+      << err();
+  EXPECT_EQ(run_o2ctl({"fault", "add", "stall", "handshake"}), kExitUsage);
+  EXPECT_NE(err().find("unknown connect phase 'handshake'"), std::string::npos) << err();
+  EXPECT_EQ(run_o2ctl({"fault", "add", "stall", "none"}), kExitUsage);
+  EXPECT_NE(err().find("stall needs a phase: addr, route or connect"), std::string::npos);
+  EXPECT_EQ(run_o2ctl({"fault", "add", "reject", "because"}), kExitUsage);
+  EXPECT_NE(err().find("unknown reject reason 'because'"), std::string::npos) << err();
+  EXPECT_EQ(run_o2ctl({"fault", "add", "msg-corrupt", "put"}), kExitUsage);
+  EXPECT_NE(err().find("unknown message type 'put'"), std::string::npos) << err();
+  EXPECT_EQ(kernel_->opens, 0);
+}
+
+TEST_F(CliTest, FaultAddNeedsItsArgAndNoMore) {
+  EXPECT_EQ(run_o2ctl({"fault", "add"}), kExitUsage);
+  EXPECT_EQ(err(), "o2ctl fault add: expected KIND [ARG]\nTry 'o2ctl fault add --help'.\n");
+  EXPECT_EQ(run_o2ctl({"fault", "add", "cm-drop"}), kExitUsage);
+  EXPECT_NE(err().find("cm-drop needs EVENT"), std::string::npos) << err();
+  EXPECT_EQ(run_o2ctl({"fault", "add", "stall"}), kExitUsage);
+  EXPECT_NE(err().find("stall needs PHASE"), std::string::npos) << err();
+  EXPECT_EQ(run_o2ctl({"fault", "add", "reject"}), kExitUsage);
+  EXPECT_NE(err().find("reject needs REASON"), std::string::npos) << err();
+  EXPECT_EQ(run_o2ctl({"fault", "add", "msg-drop"}), kExitUsage);
+  EXPECT_NE(err().find("msg-drop needs TYPE"), std::string::npos) << err();
+  EXPECT_EQ(run_o2ctl({"fault", "add", "send-delay", "established", "--delay", "5"}), kExitUsage);
+  EXPECT_NE(err().find("unexpected argument 'established'"), std::string::npos) << err();
+  EXPECT_EQ(run_o2ctl({"fault", "add", "cm-drop", "established", "extra"}), kExitUsage);
+  EXPECT_EQ(kernel_->opens, 0);
+}
+
+TEST_F(CliTest, FaultAddDelayIsRequiredForDelayKindsAndRefusedOtherwise) {
+  EXPECT_EQ(run_o2ctl({"fault", "add", "cm-delay", "established"}), kExitUsage);
+  EXPECT_NE(err().find("cm-delay needs --delay MS"), std::string::npos) << err();
+  EXPECT_EQ(run_o2ctl({"fault", "add", "send-delay"}), kExitUsage);
+  EXPECT_NE(err().find("send-delay needs --delay MS"), std::string::npos) << err();
+  EXPECT_EQ(run_o2ctl({"fault", "add", "cm-drop", "established", "--delay", "5"}), kExitUsage);
+  EXPECT_NE(err().find("--delay applies only to cm-delay and send-delay"), std::string::npos);
+  for (std::string_view d : {"0", "10001", "-5", "1s", ""}) {
+    EXPECT_EQ(run_o2ctl({"fault", "add", "send-delay", "--delay", d}), kExitUsage) << d;
+    EXPECT_TRUE(err().starts_with("o2ctl fault add: invalid --delay '")) << err();
+  }
+  EXPECT_EQ(kernel_->opens, 0);
+}
+
+TEST_F(CliTest, FaultAddRejectAdvertisesQueueDepthAndFrags) {
+  EXPECT_EQ(run_o2ctl({"fault", "add", "reject", "msg_queue_size", "--queue-depth", "4", "--frags",
+                       "32"}),
+            kExitOk)
+      << err();
+  auto sent = kernel_->last<o2lnd_ioc_fault>(O2LND_IOC_FAULT_ADD);
+  EXPECT_EQ(sent.queue_depth, 4U);
+  EXPECT_EQ(sent.max_frags, 32U);
+  EXPECT_EQ(run_o2ctl({"fault", "add", "cm-drop", "established", "--queue-depth", "4"}),
+            kExitUsage);
+  EXPECT_NE(err().find("--queue-depth and --frags apply only to reject"), std::string::npos);
+  EXPECT_EQ(run_o2ctl({"fault", "add", "reject", "fatal", "--frags", "65536"}), kExitUsage);
+}
+
+TEST_F(CliTest, FaultAddRefusesWhatTheModuleRefuses) {
+  EXPECT_EQ(run_o2ctl({"fault", "add", "cm-drop", "device_removal"}), kExitUsage);
+  EXPECT_NE(err().find("device_removal cannot be dropped or delayed"), std::string::npos) << err();
+  EXPECT_EQ(run_o2ctl({"fault", "add", "cm-delay", "device-removal", "--delay", "5"}), kExitUsage);
+  EXPECT_EQ(run_o2ctl({"fault", "add", "reject", "fatal", "--queue-depth", "1"}), kExitUsage);
+  EXPECT_NE(err().find("queue depth 1 out of range (2..255)"), std::string::npos) << err();
+  EXPECT_EQ(run_o2ctl({"fault", "add", "reject", "fatal", "--queue-depth", "256"}), kExitUsage);
+  EXPECT_EQ(run_o2ctl({"fault", "add", "reject", "fatal", "--frags", "257"}), kExitUsage);
+  EXPECT_EQ(run_o2ctl({"fault", "add", "cm-drop", "established", "--peer", "10.0.0.1@tcp"}),
+            kExitUsage);
+  EXPECT_NE(err().find("peer NID 10.0.0.1@tcp0 is not an o2ib NID"), std::string::npos) << err();
+  EXPECT_EQ(run_o2ctl({"fault", "add", "cm-drop", "established", "--local", "0@lo"}), kExitUsage);
+  EXPECT_EQ(kernel_->opens, 0);
+  EXPECT_EQ(
+      run_o2ctl({"fault", "add", "reject", "fatal", "--queue-depth", "255", "--frags", "256"}),
+      kExitOk)
+      << err();
+}
+
+TEST_F(CliTest, FaultAddPermissionDeniedNamesCapNetAdmin) {
+  kernel_->fail[O2LND_IOC_FAULT_ADD] = EPERM;
+  EXPECT_EQ(run_o2ctl({"fault", "add", "cm-drop", "established"}), kExitFailure);
+  EXPECT_EQ(err(), "o2ctl: fault add: permission denied (needs CAP_NET_ADMIN)\n");
+  EXPECT_EQ(out(), "");
+}
+
+TEST_F(CliTest, FaultAddOfOldModuleSaysTooOld) {
+  kernel_->fail[O2LND_IOC_FAULT_ADD] = ENOTTY;
+  EXPECT_EQ(run_o2ctl({"fault", "add", "cm-drop", "established"}), kExitFailure);
+  EXPECT_EQ(err(),
+            "o2ctl: fault add: the o2lnd module does not know this command (module too old for "
+            "o2ctl ABI 2; load a matching module)\n");
+}
+
+TEST_F(CliTest, FaultAddThirtyThirdRuleIsTooManyRules) {
+  for (int i = 0; i < O2LND_FAULT_MAX_RULES; ++i) {
+    ASSERT_EQ(run_o2ctl({"fault", "add", "msg-drop", "noop"}), kExitOk) << err();
+  }
+  EXPECT_EQ(run_o2ctl({"fault", "add", "msg-drop", "noop"}), kExitFailure);
+  EXPECT_EQ(err(), "o2ctl: fault add: too many fault rules (at most 32)\n");
+}
+
+TEST_F(CliTest, FaultAddRefusedByTheModuleSaysSo) {
+  kernel_->fail[O2LND_IOC_FAULT_ADD] = EINVAL;
+  EXPECT_EQ(run_o2ctl({"fault", "add", "cm-drop", "established"}), kExitFailure);
+  EXPECT_EQ(err(),
+            "o2ctl: fault add: the module refused the rule: O2LND_IOC_FAULT_ADD: Invalid "
+            "argument\n");
+}
+
+// ---- fault del / list ------------------------------------------------------------------
+
+TEST_F(CliTest, FaultDelPrintsDeleted) {
+  ASSERT_EQ(run_o2ctl({"fault", "add", "cm-drop", "established"}), kExitOk);
+  ASSERT_EQ(run_o2ctl({"fault", "add", "cm-drop", "rejected"}), kExitOk);
+  EXPECT_EQ(run_o2ctl({"fault", "del", "2"}), kExitOk);
+  EXPECT_EQ(out(), "fault 2 deleted\n");
+  EXPECT_EQ(kernel_->last<o2lnd_ioc_fault>(O2LND_IOC_FAULT_DEL).id, 2U);
+  ASSERT_EQ(kernel_->faults.size(), 1U);
+  EXPECT_EQ(kernel_->faults[0].id, 1U);
+}
+
+TEST_F(CliTest, FaultDelAllSendsIdZero) {
+  ASSERT_EQ(run_o2ctl({"fault", "add", "cm-drop", "established"}), kExitOk);
+  EXPECT_EQ(run_o2ctl({"fault", "del", "all"}), kExitOk);
+  EXPECT_EQ(out(), "all faults deleted\n");
+  EXPECT_EQ(kernel_->last<o2lnd_ioc_fault>(O2LND_IOC_FAULT_DEL).id, 0U);
+  EXPECT_TRUE(kernel_->faults.empty());
+  EXPECT_EQ(run_o2ctl({"fault", "del", "ALL"}), kExitOk) << "nothing to delete is fine";
+}
+
+TEST_F(CliTest, FaultDelUnknownIdExits1) {
+  EXPECT_EQ(run_o2ctl({"fault", "del", "7"}), kExitFailure);
+  EXPECT_EQ(err(), "o2ctl: fault del: no fault rule 7\n");
+}
+
+TEST_F(CliTest, FaultDelBadIdIsAUsageError) {
+  for (std::string_view id : {"0", "-1", "x", "1.5", "4294967296", ""}) {
+    EXPECT_EQ(run_o2ctl({"fault", "del", id}), kExitUsage) << id;
+    EXPECT_TRUE(err().starts_with("o2ctl fault del: invalid rule id '")) << err();
+  }
+  EXPECT_EQ(run_o2ctl({"fault", "del"}), kExitUsage);
+  EXPECT_EQ(run_o2ctl({"fault", "del", "1", "2"}), kExitUsage);
+  EXPECT_EQ(kernel_->opens, 0);
+}
+
+TEST_F(CliTest, FaultDelPermissionDenied) {
+  kernel_->fail[O2LND_IOC_FAULT_DEL] = EPERM;
+  EXPECT_EQ(run_o2ctl({"fault", "del", "all"}), kExitFailure);
+  EXPECT_EQ(err(), "o2ctl: fault del: permission denied (needs CAP_NET_ADMIN)\n");
+}
+
+TEST_F(CliTest, FaultListPrintsYaml) {
+  ASSERT_EQ(run_o2ctl({"fault", "add", "cm-delay", "connect_request", "--delay", "250", "--peer",
+                       "192.168.1.2@o2ib0", "--count", "2", "--prob", "0.25"}),
+            kExitOk);
+  ASSERT_EQ(
+      run_o2ctl({"fault", "add", "send-delay", "--delay", "5", "--local", "192.168.1.1@o2ib0"}),
+      kExitOk);
+  kernel_->faults[0].fired = 1;
+  EXPECT_EQ(run_o2ctl({"fault", "list"}), kExitOk);
+  EXPECT_EQ(out(),
+            "fault:\n"
+            "    - id: 1\n"
+            "      kind: cm-delay\n"
+            "      arg: connect_request\n"
+            "      peer: 192.168.1.2@o2ib0\n"
+            "      local: any\n"
+            "      count: 2\n"
+            "      probability: 0.25\n"
+            "      delay ms: 250\n"
+            "      fired: 1\n"
+            "    - id: 2\n"
+            "      kind: send-delay\n"
+            "      arg: none\n"
+            "      peer: any\n"
+            "      local: 192.168.1.1@o2ib0\n"
+            "      count: 0\n"
+            "      probability: 1\n"
+            "      delay ms: 5\n"
+            "      fired: 0\n");
+  if (o2lnd::testing::have_python_yaml()) {
+    auto json = o2lnd::testing::yaml_to_json(out());
+    ASSERT_TRUE(json.has_value()) << out();
+    EXPECT_NE(json->find(R"j("probability": 0.25)j"), std::string::npos) << *json;
+    EXPECT_NE(json->find(R"j("probability": 1})j"), std::string::npos) << *json;
+  }
+}
+
+TEST_F(CliTest, FaultListEmptyPrintsEmptyList) {
+  EXPECT_EQ(run_o2ctl({"fault", "list"}), kExitOk);
+  EXPECT_EQ(out(), "fault: []\n");
+  EXPECT_EQ(run_o2ctl({"fault", "list", "extra"}), kExitUsage);
+}
+
+TEST_F(CliTest, FaultListPermissionDenied) {
+  kernel_->fail[O2LND_IOC_FAULT_LIST] = EPERM;
+  EXPECT_EQ(run_o2ctl({"fault", "list"}), kExitFailure);
+  EXPECT_EQ(err(), "o2ctl: fault list: permission denied (needs CAP_NET_ADMIN)\n");
+}
+
+// ---- help of the new commands ------------------------------------------------------------
+
+TEST_F(CliTest, EverySubcommandHasHelp) {
+  for (std::string_view name : command_names()) {
+    std::vector<std::string_view> args;
+    std::size_t start = 0;
+    while (start <= name.size()) {
+      auto sp = name.find(' ', start);
+      args.push_back(name.substr(start, sp == std::string_view::npos ? sp : sp - start));
+      if (sp == std::string_view::npos) {
+        break;
+      }
+      start = sp + 1;
+    }
+    args.emplace_back("--help");
+    EXPECT_EQ(run_o2ctl(args), kExitOk) << name;
+    EXPECT_TRUE(out().starts_with("Usage: o2ctl " + std::string(name))) << name << ":\n" << out();
+    EXPECT_EQ(err(), "") << name;
+  }
+  EXPECT_EQ(kernel_->opens, 0);
+  EXPECT_EQ(run_o2ctl({"peer", "show", "--help"}), kExitOk);
+  EXPECT_NE(out().find("Usage: o2ctl peer show [NID] [--net NET] [-v]"), std::string::npos);
+  EXPECT_EQ(run_o2ctl({"fault", "add", "--help"}), kExitOk);
+  EXPECT_NE(out().find("Usage: o2ctl fault add KIND [ARG] [--peer NID] [--local NID] [--count N] "
+                       "[--prob P] [--delay MS] [--queue-depth N] [--frags N]"),
+            std::string::npos)
+      << out();
+}
+
+TEST_F(CliTest, GroupsListTheirCommands) {
+  EXPECT_EQ(run_o2ctl({"fault", "--help"}), kExitOk);
+  for (const char* c : {"o2ctl fault add", "o2ctl fault del ID|all", "o2ctl fault list"}) {
+    EXPECT_NE(out().find(c), std::string::npos) << c;
+  }
+  EXPECT_EQ(run_o2ctl({"peer"}), kExitUsage);
+  EXPECT_NE(err().find("o2ctl peer show"), std::string::npos);
+  EXPECT_NE(err().find("o2ctl peer close"), std::string::npos);
+  EXPECT_EQ(run_o2ctl({"conn", "--help"}), kExitOk);
+  EXPECT_NE(out().find("o2ctl conn show"), std::string::npos);
+}
+
+TEST(CommandNames, EveryCommandInHelpOrder) {
+  EXPECT_EQ(command_names(), (std::vector<std::string_view>{
+                                 "ping", "net show", "peer show", "peer close", "conn show",
+                                 "fault add", "fault del", "fault list", "stats", "version"}));
+}
+
+// ---- probability and number parsing ---------------------------------------------------------
+
+TEST(ParseProbability, FractionsToPerMillion) {
+  EXPECT_EQ(*parse_probability("1"), 1000000U);
+  EXPECT_EQ(*parse_probability("1."), 1000000U);
+  EXPECT_EQ(*parse_probability("1.000000"), 1000000U);
+  EXPECT_EQ(*parse_probability("0.5"), 500000U);
+  EXPECT_EQ(*parse_probability(".5"), 500000U);
+  EXPECT_EQ(*parse_probability("0.123456"), 123456U);
+  EXPECT_EQ(*parse_probability("0.000001"), 1U);
+  EXPECT_EQ(*parse_probability("00.1"), 100000U);
+}
+
+TEST(ParseProbability, RejectsZeroAboveOneTooPreciseAndJunk) {
+  for (std::string_view s : {"", ".", "0", "0.0", "0.0000001", "1.000001", "1.5", "2", "10", "-0.5",
+                             "+0.5", "1e-3", "0.5 ", " 0.5", "50%", "0,5", "1..0"}) {
+    auto r = parse_probability(s);
+    EXPECT_FALSE(r.ok()) << "'" << s << "'";
+    if (!r.ok()) {
+      EXPECT_EQ(r.error().errnum, EINVAL);
+    }
+  }
+}
+
+TEST(ParseUint, DecimalInRange) {
+  EXPECT_EQ(*parse_uint("0", 0, 10), 0U);
+  EXPECT_EQ(*parse_uint("10", 0, 10), 10U);
+  EXPECT_EQ(*parse_uint("4294967295", 0, UINT32_MAX), UINT32_MAX);
+  for (std::string_view s : {"", "-1", "+1", "11", "0x1", "1 ", "99999999999999999999999"}) {
+    EXPECT_FALSE(parse_uint(s, 0, 10).ok()) << "'" << s << "'";
+  }
+  EXPECT_FALSE(parse_uint("0", 1, 10).ok());
+  EXPECT_EQ(parse_uint("11", 1, 10).error().message, "out of range (1..10)");
 }
 
 }  // namespace

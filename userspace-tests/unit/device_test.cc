@@ -51,12 +51,12 @@ TEST_F(DeviceTest, AcceptsModuleWithSameAbi) {
 }
 
 TEST_F(DeviceTest, RefusesModuleWithOtherAbi) {
-  kernel_->abi = 2;
+  kernel_->abi = 1;
   auto dev = attach();
   ASSERT_FALSE(dev.ok());
   EXPECT_EQ(dev.error().errnum, EPROTO);
   EXPECT_EQ(dev.error().message,
-            "o2lnd module ABI 2, o2ctl speaks ABI 1: upgrade o2ctl or load a matching module");
+            "o2lnd module ABI 1, o2ctl speaks ABI 2: upgrade o2ctl or load a matching module");
 }
 
 TEST_F(DeviceTest, RefusesModuleWithOlderAbiNamingTheClient) {
@@ -64,7 +64,7 @@ TEST_F(DeviceTest, RefusesModuleWithOlderAbiNamingTheClient) {
   auto dev = attach("o2lnd_guest_abi_tests");
   ASSERT_FALSE(dev.ok());
   EXPECT_EQ(dev.error().message,
-            "o2lnd module ABI 0, o2lnd_guest_abi_tests speaks ABI 1: upgrade "
+            "o2lnd module ABI 0, o2lnd_guest_abi_tests speaks ABI 2: upgrade "
             "o2lnd_guest_abi_tests or load a matching module");
 }
 
@@ -277,6 +277,7 @@ TEST_F(DeviceTest, NetsReadsEveryNiAndStopsAtEnoent) {
                   make_ni(kLocal + 0x100000000ULL, "o2ib1", "eth1", "rxe1")};
   kernel_->nis[1].peer_credits = 8;
   kernel_->nis[1].send_count = 42;
+  kernel_->nis[1].error_count = 0x100000007ULL;  // the last field of the struct
   kernel_->nis[1].incarnation = 1700000000123456789ULL;
   auto dev = attach_ok();
   auto nis = dev.nets();
@@ -292,6 +293,7 @@ TEST_F(DeviceTest, NetsReadsEveryNiAndStopsAtEnoent) {
   EXPECT_EQ((*nis)[1].devname, "rxe0");
   EXPECT_EQ((*nis)[1].peer_credits, 8U);
   EXPECT_EQ((*nis)[1].send_count, 42U);
+  EXPECT_EQ((*nis)[1].error_count, 0x100000007ULL);
   EXPECT_EQ((*nis)[1].incarnation, 1700000000123456789ULL);
   EXPECT_TRUE((*nis)[1].up());
   EXPECT_EQ((*nis)[2].net, "o2ib1");

@@ -1,5 +1,7 @@
-// A fake o2lnd module behind o2lnd::Backend: answers VERSION, PING and
-// NET_SHOW from state the test sets, and records every call as it came in.
+// A fake o2lnd module behind o2lnd::Backend: answers VERSION, PING,
+// NET_SHOW, PEER_SHOW, CONN_SHOW, PEER_CLOSE and FAULT_ADD/DEL/LIST from
+// state the test sets, checks the header like the module does, and records
+// every call as it came in.
 #pragma once
 
 #include <sys/ioctl.h>
@@ -10,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,8 +40,36 @@ struct FakeKernel {
   std::uint32_t net_err_index = 0;
   bool net_never_ends = false;
 
+  // PEER_SHOW / CONN_SHOW: peers[ni_index] / conns[ni_index] (ENOENT past
+  // the end, for NI 0 and for an NI that has no entry).
+  std::map<std::uint32_t, std::vector<o2lnd_ioc_peer>> peers;
+  std::map<std::uint32_t, std::vector<o2lnd_ioc_conn>> conns;
+  // PEER_CLOSE: closes (forgets) the conns to nid, on every NI or on the NI
+  // of local_nid; ENOENT when no NI knows the peer.
+  // FAULT_*: a rule table with the module's checks (EINVAL, ENOSPC, ENOENT).
+  std::vector<o2lnd_ioc_fault> faults;
+  std::uint32_t next_fault_id = 1;
+  // An errno to return for a command instead of serving it (EPERM, ENOTTY).
+  std::map<unsigned long, int> fail;
+
   std::vector<Call> calls;
   int opens = 0;
+
+  // The last call of `cmd` as it came in (zeroed if there was none).
+  template <typename T>
+  [[nodiscard]] T last(unsigned long cmd) const {
+    T arg{};
+    for (const auto& c : calls) {
+      if (c.cmd == cmd && c.bytes.size() == sizeof(T)) {
+        std::memcpy(&arg, c.bytes.data(), sizeof(T));
+      }
+    }
+    return arg;
+  }
+  [[nodiscard]] std::size_t count(unsigned long cmd) const {
+    return static_cast<std::size_t>(
+        std::count_if(calls.begin(), calls.end(), [cmd](const Call& c) { return c.cmd == cmd; }));
+  }
 
   int ioctl(unsigned long cmd, void* arg) {
     auto* hdr = static_cast<o2lnd_ioc_hdr*>(arg);
@@ -83,8 +114,133 @@ struct FakeKernel {
         return 0;
       }
       default:
-        return ENOTTY;
+        break;
     }
+    if (cmd != O2LND_IOC_PEER_SHOW && cmd != O2LND_IOC_CONN_SHOW && cmd != O2LND_IOC_PEER_CLOSE &&
+        cmd != O2LND_IOC_FAULT_ADD && cmd != O2LND_IOC_FAULT_DEL && cmd != O2LND_IOC_FAULT_LIST) {
+      return ENOTTY;
+    }
+    if (auto it = fail.find(cmd); it != fail.end()) {
+      return it->second;
+    }
+    if (hdr->abi_version != O2LND_ABI_VERSION) {
+      return EPROTO;
+    }
+    if (hdr->size != _IOC_SIZE(cmd) || hdr->flags != 0 || hdr->reserved != 0) {
+      return EINVAL;
+    }
+    switch (cmd) {
+      case O2LND_IOC_PEER_SHOW:
+        return show(*static_cast<o2lnd_ioc_peer*>(arg), peers);
+      case O2LND_IOC_CONN_SHOW:
+        return show(*static_cast<o2lnd_ioc_conn*>(arg), conns);
+      case O2LND_IOC_PEER_CLOSE:
+        return peer_close(*static_cast<o2lnd_ioc_peer_close*>(arg));
+      case O2LND_IOC_FAULT_ADD:
+        return fault_add(*static_cast<o2lnd_ioc_fault*>(arg));
+      case O2LND_IOC_FAULT_DEL:
+        return fault_del(*static_cast<o2lnd_ioc_fault*>(arg));
+      default:
+        return fault_list(*static_cast<o2lnd_ioc_fault*>(arg));
+    }
+  }
+
+ private:
+  template <typename T>
+  static int show(T& a, const std::map<std::uint32_t, std::vector<T>>& table) {
+    auto it = table.find(a.ni_index);
+    if (a.ni_index == 0 || it == table.end() || a.index >= it->second.size()) {
+      return ENOENT;
+    }
+    o2lnd_ioc_hdr hdr = a.hdr;
+    std::uint32_t ni_index = a.ni_index;
+    std::uint32_t index = a.index;
+    a = it->second[index];
+    a.hdr = hdr;
+    a.ni_index = ni_index;
+    a.index = index;
+    a.count = static_cast<std::uint32_t>(it->second.size());
+    return 0;
+  }
+
+  int peer_close(o2lnd_ioc_peer_close& a) {
+    if (a.pad != 0) {
+      return EINVAL;
+    }
+    bool known = false;
+    std::uint32_t closed = 0;
+    for (auto& [ni_index, list] : peers) {
+      if (ni_index >= nis.size() ||
+          (a.local_nid != O2LND_NID_ANY && nis[ni_index].nid != a.local_nid)) {
+        continue;
+      }
+      known = known || std::any_of(list.begin(), list.end(),
+                                   [&](const o2lnd_ioc_peer& p) { return p.nid == a.nid; });
+      auto& cl = conns[ni_index];
+      auto n = std::erase_if(cl, [&](const o2lnd_ioc_conn& c) { return c.peer_nid == a.nid; });
+      closed += static_cast<std::uint32_t>(n);
+    }
+    if (!known) {
+      return ENOENT;
+    }
+    a.closed = closed;
+    return 0;
+  }
+
+  static bool fault_arg_ok(std::uint32_t kind, std::uint32_t arg) {
+    switch (kind) {
+      case O2LND_FAULT_CM_DROP:
+      case O2LND_FAULT_CM_DELAY:
+        return arg < O2LND_CM_NEVENTS;
+      case O2LND_FAULT_STALL:
+        return arg >= O2LND_PHASE_ADDR && arg <= O2LND_PHASE_CONNECT;
+      case O2LND_FAULT_REJECT:
+        return arg >= 1 && arg <= O2LND_REJECT_MAX;
+      case O2LND_FAULT_MSG_DROP:
+      case O2LND_FAULT_MSG_CORRUPT:
+        return arg == 0 || (arg >= 0xd0 && arg <= 0xd7);
+      default:
+        return arg == 0;
+    }
+  }
+
+  int fault_add(o2lnd_ioc_fault& a) {
+    bool delay = a.kind == O2LND_FAULT_CM_DELAY || a.kind == O2LND_FAULT_SEND_DELAY;
+    if (a.id != 0 || a.index != 0 || a.count_rules != 0 || a.fired != 0 || a.pad != 0 ||
+        a.kind < 1 || a.kind > O2LND_FAULT_MAX || !fault_arg_ok(a.kind, a.arg) ||
+        a.probability < 1 || a.probability > O2LND_FAULT_PROB_ALWAYS ||
+        (delay && (a.delay_ms < 1 || a.delay_ms > O2LND_FAULT_MAX_DELAY_MS)) ||
+        (!delay && a.delay_ms != 0)) {
+      return EINVAL;
+    }
+    if (faults.size() >= O2LND_FAULT_MAX_RULES) {
+      return ENOSPC;
+    }
+    a.id = next_fault_id++;
+    faults.push_back(a);
+    return 0;
+  }
+
+  int fault_del(o2lnd_ioc_fault& a) {
+    if (a.id == 0) {
+      faults.clear();
+      return 0;
+    }
+    auto n = std::erase_if(faults, [&](const o2lnd_ioc_fault& f) { return f.id == a.id; });
+    return n == 0 ? ENOENT : 0;
+  }
+
+  int fault_list(o2lnd_ioc_fault& a) {
+    if (a.index >= faults.size()) {
+      return ENOENT;
+    }
+    o2lnd_ioc_hdr hdr = a.hdr;
+    std::uint32_t index = a.index;
+    a = faults[index];
+    a.hdr = hdr;
+    a.index = index;
+    a.count_rules = static_cast<std::uint32_t>(faults.size());
+    return 0;
   }
 };
 
@@ -113,6 +269,22 @@ inline o2lnd_ioc_net make_ni(std::uint64_t nid, const std::string& net, const st
   set_string(n.ifname, sizeof(n.ifname), ifname);
   set_string(n.devname, sizeof(n.devname), devname);
   return n;
+}
+
+// A peer as the module would report it.
+inline o2lnd_ioc_peer make_peer(std::uint64_t nid, std::uint32_t state) {
+  o2lnd_ioc_peer p{};
+  p.nid = nid;
+  p.state = state;
+  return p;
+}
+
+// A connection as the module would report it.
+inline o2lnd_ioc_conn make_conn(std::uint64_t peer_nid, std::uint32_t state) {
+  o2lnd_ioc_conn c{};
+  c.peer_nid = peer_nid;
+  c.state = state;
+  return c;
 }
 
 }  // namespace o2lnd::testing

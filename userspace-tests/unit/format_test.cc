@@ -1,10 +1,12 @@
 #include "o2ctl/format.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "o2ctl/cli.h"
 #include "o2lnd/device.h"
 #include "o2lnd/nid.h"
 #include "yaml_check.h"
@@ -135,9 +137,11 @@ TEST(FormatNetShow, VerboseAddsStatisticsTunablesAndRdmaDetails) {
                  R"j("rejects_received": 6, "rejects_sent": 5})j"),
       std::string::npos)
       << *json;
-  EXPECT_NE(json->find(R"j("statistics": {"drop_count": 1, "recv_bytes": 8192, "recv_count": 11, )j"
-                       R"j("send_bytes": 4096, "send_count": 10})j"),
-            std::string::npos)
+  EXPECT_NE(
+      json->find(
+          R"j("statistics": {"drop_count": 1, "error_count": 0, "recv_bytes": 8192, "recv_count": 11, )j"
+          R"j("send_bytes": 4096, "send_count": 10})j"),
+      std::string::npos)
       << *json;
 }
 
@@ -178,22 +182,116 @@ TEST(YamlScalar, PlainWhenSafeQuotedOtherwise) {
 }
 
 TEST(FormatVersion, ToolAndModule) {
-  o2lnd::VersionInfo v{1, "0.1.0"};
+  o2lnd::VersionInfo v{2, "0.1.0"};
   std::string yaml = format_version("0.1.0", &v);
   EXPECT_EQ(yaml,
             "o2ctl version: \"0.1.0\"\n"
-            "o2ctl abi: 1\n"
+            "o2ctl abi: 2\n"
             "module version: \"0.1.0\"\n"
-            "module abi: 1\n");
+            "module abi: 2\n");
   if (have_python_yaml()) {
     EXPECT_EQ(yaml_to_json(yaml),
-              R"j({"module abi": 1, "module version": "0.1.0", "o2ctl abi": 1, )j"
+              R"j({"module abi": 2, "module version": "0.1.0", "o2ctl abi": 2, )j"
               R"j("o2ctl version": "0.1.0"})j");
   }
 }
 
 TEST(FormatVersion, ToolOnlyWithoutModule) {
-  EXPECT_EQ(format_version("0.1.0", nullptr), "o2ctl version: \"0.1.0\"\no2ctl abi: 1\n");
+  EXPECT_EQ(format_version("0.1.0", nullptr), "o2ctl version: \"0.1.0\"\no2ctl abi: 2\n");
+}
+
+// ---- peer show, conn show, fault list ------------------------------------------------
+
+TEST(FormatProbability, FractionOfAMillion) {
+  EXPECT_EQ(format_probability(1000000), "1");
+  EXPECT_EQ(format_probability(500000), "0.5");
+  EXPECT_EQ(format_probability(250000), "0.25");
+  EXPECT_EQ(format_probability(123456), "0.123456");
+  EXPECT_EQ(format_probability(1), "0.000001");
+  EXPECT_EQ(format_probability(10), "0.00001");
+  EXPECT_EQ(format_probability(0), "0");
+}
+
+TEST(FormatProbability, RoundTripsThroughParseProbability) {
+  for (std::uint32_t p : {1U, 7U, 10U, 999999U, 1000000U, 333333U, 100000U}) {
+    auto back = parse_probability(format_probability(p));
+    ASSERT_TRUE(back.ok()) << p;
+    EXPECT_EQ(*back, p);
+  }
+}
+
+TEST(FormatPeerShow, EmptyIsAnEmptyList) { EXPECT_EQ(format_peer_show({}, true), "peer: []\n"); }
+
+TEST(FormatPeerShow, UnknownStateAndRejectStillParse) {
+  o2lnd::PeerInfo p;
+  p.nid = *Nid::parse("192.168.1.2@o2ib0");
+  p.local_nid = *Nid::parse("192.168.1.1@o2ib0");
+  p.state = 42;
+  p.last_reject = 99;
+  std::string yaml = format_peer_show({p}, true);
+  EXPECT_NE(yaml.find("      state: \"unknown(42)\"\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("      last reject: \"unknown(99)\"\n"), std::string::npos) << yaml;
+  if (!have_python_yaml()) {
+    GTEST_SKIP() << "python3-yaml not installed";
+  }
+  auto json = yaml_to_json(yaml);
+  ASSERT_TRUE(json.has_value()) << yaml;
+  EXPECT_EQ(*json,
+            R"j({"peer": [{"backoff ms": 0, "connect failures": 0, "connects": 0, )j"
+            R"j("conns closing": 0, "conns connecting": 0, "conns established": 0, )j"
+            R"j("conns zombie": 0, "incarnation": 0, "last error": 0, )j"
+            R"j("last reject": "unknown(99)", "local nid": "192.168.1.1@o2ib0", )j"
+            R"j("next retry ms": 0, "nid": "192.168.1.2@o2ib0", "phase timeouts": 0, )j"
+            R"j("races received": 0, "races sent": 0, "rejects received": 0, )j"
+            R"j("rejects sent": 0, "stale closes": 0, "state": "unknown(42)", "tx queued": 0}]})j");
+}
+
+TEST(FormatConnShow, EmptyIsAnEmptyList) { EXPECT_EQ(format_conn_show({}), "conn: []\n"); }
+
+TEST(FormatConnShow, EveryKeyParsesWithItsType) {
+  if (!have_python_yaml()) {
+    GTEST_SKIP() << "python3-yaml not installed";
+  }
+  o2lnd::ConnInfo c;
+  c.peer_nid = *Nid::parse("192.168.1.2@o2ib0");
+  c.local_nid = *Nid::parse("192.168.1.1@o2ib0");
+  c.state = O2LND_CONN_ACTIVE_CONNECT;
+  c.phase = O2LND_PHASE_CONNECT;
+  c.active = true;
+  c.credits = -3;
+  c.qp_num = 0xffffffffU;
+  auto json = yaml_to_json(format_conn_show({c}));
+  ASSERT_TRUE(json.has_value());
+  EXPECT_EQ(*json, R"j({"conn": [{"active": true, "age ms": 0, "credits": -3, "deadline ms": 0, )j"
+                   R"j("error": 0, "local nid": "192.168.1.1@o2ib0", "max frags": 0, )j"
+                   R"j("outstanding": 0, "peer": "192.168.1.2@o2ib0", "phase": "connect", )j"
+                   R"j("posted": 0, "qp": 4294967295, "queue depth": 0, "rx buffers": 0, )j"
+                   R"j("state": "active_connect", "tx queued": 0}]})j");
+}
+
+TEST(FormatFaultList, EmptyIsAnEmptyList) { EXPECT_EQ(format_fault_list({}), "fault: []\n"); }
+
+TEST(FormatFaultList, NamesTheArgOfEveryKind) {
+  std::vector<o2lnd::FaultRule> rules(3);
+  rules[0].id = 1;
+  rules[0].kind = O2LND_FAULT_REJECT;
+  rules[0].arg = O2LND_REJECT_CONN_RACE;
+  rules[1].id = 2;
+  rules[1].kind = O2LND_FAULT_MSG_CORRUPT;
+  rules[1].arg = 0xd2;
+  rules[1].probability = 1;
+  rules[2].id = 3;
+  rules[2].kind = 99;  // a newer module's kind
+  rules[2].arg = 5;
+  std::string yaml = format_fault_list(rules);
+  EXPECT_NE(yaml.find("      kind: reject\n      arg: conn_race\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("      kind: msg-corrupt\n      arg: put_req\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("      probability: 0.000001\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("      kind: \"unknown(99)\"\n      arg: \"5\"\n"), std::string::npos)
+      << yaml;
+  if (have_python_yaml()) {
+    EXPECT_TRUE(yaml_to_json(yaml).has_value()) << yaml;
+  }
 }
 
 }  // namespace

@@ -6,12 +6,14 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <ostream>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "o2lnd/backend.h"
 #include "o2lnd/result.h"
@@ -37,5 +39,18 @@ int run(std::span<const std::string_view> args, Env& env);
 // Parses a timeout in seconds: "5", "0.5", "2.125" (at most millisecond
 // precision), > 0 and <= O2LND_PING_TIMEOUT_MAX_MS / 1000.
 o2lnd::Result<std::chrono::milliseconds> parse_timeout(std::string_view text);
+
+// Parses a probability given as a fraction 0 < P <= 1 ("1", "0.5", ".25",
+// "0.000001") into parts per million (O2LND_FAULT_PROB_ALWAYS = 1).  At most
+// six decimals.
+o2lnd::Result<std::uint32_t> parse_probability(std::string_view text);
+
+// Parses a decimal integer in min..max (no sign, no leading '+', no blanks).
+o2lnd::Result<std::uint32_t> parse_uint(std::string_view text, std::uint32_t min,
+                                        std::uint32_t max);
+
+// The names of every command ("ping", "net show", "peer show", ...), in the
+// order of `o2ctl --help`.
+std::vector<std::string_view> command_names();
 
 }  // namespace o2ctl

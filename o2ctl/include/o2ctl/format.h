@@ -18,6 +18,50 @@ std::string format_ping(const o2lnd::PingResult& result);
 // details.  An empty list gives "net: []".
 std::string format_net_show(const std::vector<o2lnd::NetInfo>& nis, bool verbose);
 
+// `o2ctl peer show` YAML: "peer:" and one entry per peer (nid, local nid,
+// state, connection counts, tx queued, next retry ms); `verbose` adds the
+// peer's counters.  An empty list gives "peer: []".
+std::string format_peer_show(const std::vector<o2lnd::PeerInfo>& peers, bool verbose);
+
+// `o2ctl conn show` YAML: "conn:" and one entry per connection.  An empty
+// list gives "conn: []".
+std::string format_conn_show(const std::vector<o2lnd::ConnInfo>& conns);
+
+// `o2ctl fault list` YAML: "fault:" and one entry per rule.  An empty list
+// gives "fault: []".
+std::string format_fault_list(const std::vector<o2lnd::FaultRule>& rules);
+
+// `o2ctl stats` YAML, like `lnetctl stats show`: "statistics:" and one
+// entry per NI (nid, send count, recv count, drop count, error count, send
+// bytes, recv bytes).  With `with_peers` each NI entry gets "peers:", the
+// entries of `peers` whose local_nid is that NI, with the same keys ("peers:
+// []" when it has none).  An empty NI list gives "statistics: []".
+std::string format_stats(const std::vector<o2lnd::NetInfo>& nis,
+                         const std::vector<o2lnd::PeerInfo>& peers, bool with_peers);
+
+// The compact tables of `-t` / `--table`: a header line of upper-case
+// column names, then one line per entry, columns aligned (text left, numbers
+// right) and separated by two spaces, no trailing blanks.  An empty list
+// gives the header alone.
+//   net show:   NET NID STATUS IFACE DEVICE PEERS CONNS EST
+//   peer show:  NID LOCAL STATE CONNS TXQ RETRY_MS
+//               (CONNS: connecting/established/closing/zombie)
+//   conn show:  PEER LOCAL STATE PHASE ACT AGE_MS QD CRED OUT POSTED QP
+//   fault list: ID KIND ARG PEER LOCAL COUNT PROB DELAY_MS FIRED
+//   stats:      NID SENT RECV DROP ERR BYTES_OUT BYTES_IN; with peers a
+//               LOCAL column after NID ("-" on the NI rows) and, after each
+//               NI's row, one row per peer of it
+std::string table_net_show(const std::vector<o2lnd::NetInfo>& nis);
+std::string table_peer_show(const std::vector<o2lnd::PeerInfo>& peers);
+std::string table_conn_show(const std::vector<o2lnd::ConnInfo>& conns);
+std::string table_fault_list(const std::vector<o2lnd::FaultRule>& rules);
+std::string table_stats(const std::vector<o2lnd::NetInfo>& nis,
+                        const std::vector<o2lnd::PeerInfo>& peers, bool with_peers);
+
+// A per-million probability as a fraction: 1000000 -> "1", 250000 -> "0.25",
+// 1 -> "0.000001".
+std::string format_probability(std::uint32_t per_million);
+
 // `o2ctl version` YAML.  `module` is null when the module could not be asked.
 std::string format_version(std::string_view tool_version, const o2lnd::VersionInfo* module);
 

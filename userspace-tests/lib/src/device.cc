@@ -5,14 +5,17 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "o2lnd/backend.h"
+#include "o2lnd/names.h"
 #include "o2lnd/nid.h"
 #include "o2lnd/result.h"
 
@@ -28,8 +31,130 @@ std::string field(const char (&chars)[N]) {  // NOLINT(*-avoid-c-arrays)
 
 // Guards the NET_SHOW loop against a module that never says ENOENT.
 constexpr std::uint32_t kMaxNets = 1U << 16;
+// The same for PEER_SHOW, CONN_SHOW (per NI) and FAULT_LIST.
+constexpr std::uint32_t kMaxItems = 1U << 20;
+
+Error ioctl_error(int err, const std::string& what) {
+  return Error{err, what + ": " + std::strerror(err)};
+}
+
+Error invalid(std::string why) { return Error{EINVAL, std::move(why)}; }
+
+// What a REJECT rule may advertise (o2iblnd's limits: peer_credits 2..255,
+// at most 256 fragments).
+constexpr std::uint32_t kMinQueueDepth = 2;
+constexpr std::uint32_t kMaxQueueDepth = 255;
+constexpr std::uint32_t kMaxFrags = 256;
+
+// Calls `show(ni_index, index)` for index 0.. on every o2ib NI of `nis`
+// until ENOENT, and sets each item's local_nid.
+template <typename T, typename Show>
+Result<std::vector<T>> collect(const std::vector<NetInfo>& nis, Show show, std::string_view what) {
+  std::vector<T> items;
+  for (const auto& ni : nis) {
+    if (ni.index == 0 || ni.nid == Nid::loopback()) {
+      continue;
+    }
+    std::uint32_t index = 0;
+    for (; index < kMaxItems; ++index) {
+      Result<T> item = show(ni.index, index);
+      if (!item) {
+        if (item.error().errnum == ENOENT) {
+          break;
+        }
+        return item.error();
+      }
+      item->local_nid = ni.nid;
+      items.push_back(std::move(*item));
+    }
+    if (index == kMaxItems) {
+      return Error{EPROTO, std::string(what) + ": no end after " + std::to_string(kMaxItems) +
+                               " entries on NI " + std::to_string(ni.index)};
+    }
+  }
+  return items;
+}
 
 }  // namespace
+
+std::optional<NameKind> fault_arg_kind(std::uint32_t kind) {
+  switch (kind) {
+    case O2LND_FAULT_CM_DROP:
+    case O2LND_FAULT_CM_DELAY:
+      return NameKind::kCmEvent;
+    case O2LND_FAULT_STALL:
+      return NameKind::kPhase;
+    case O2LND_FAULT_REJECT:
+      return NameKind::kRejectReason;
+    case O2LND_FAULT_MSG_DROP:
+    case O2LND_FAULT_MSG_CORRUPT:
+      return NameKind::kMsgType;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string fault_arg_name(const FaultRule& rule) {
+  auto kind = fault_arg_kind(rule.kind);
+  if (!kind) {
+    return rule.arg == 0 ? std::string("none") : std::to_string(rule.arg);
+  }
+  return name_of(*kind, rule.arg);
+}
+
+bool fault_has_delay(std::uint32_t kind) {
+  return kind == O2LND_FAULT_CM_DELAY || kind == O2LND_FAULT_SEND_DELAY;
+}
+
+Result<std::monostate> validate(const FaultRule& rule) {
+  if (rule.kind < 1 || rule.kind > O2LND_FAULT_MAX) {
+    return invalid("unknown fault kind " + std::to_string(rule.kind));
+  }
+  std::string kind = fault_kind_name(rule.kind);
+  auto arg_kind = fault_arg_kind(rule.kind);
+  if (arg_kind) {
+    bool bad = name_of(*arg_kind, rule.arg).starts_with("unknown(") ||
+               (rule.kind == O2LND_FAULT_STALL && rule.arg == O2LND_PHASE_NONE);
+    if (bad) {
+      return invalid(kind + ": " + std::string(kind_noun(*arg_kind)) + " " +
+                     std::to_string(rule.arg) + " out of range");
+    }
+    if (*arg_kind == NameKind::kCmEvent && rule.arg == O2LND_CM_DEVICE_REMOVAL) {
+      return invalid(kind + ": device_removal cannot be dropped or delayed (the RDMA device " +
+                     "would wait for o2lnd)");
+    }
+  } else if (rule.arg != 0) {
+    return invalid(kind + " takes no argument (got " + std::to_string(rule.arg) + ")");
+  }
+  if (rule.probability < 1 || rule.probability > O2LND_FAULT_PROB_ALWAYS) {
+    return invalid("probability " + std::to_string(rule.probability) +
+                   " per million out of range (1..1000000)");
+  }
+  if (fault_has_delay(rule.kind)) {
+    if (rule.delay_ms < 1 || rule.delay_ms > O2LND_FAULT_MAX_DELAY_MS) {
+      return invalid(kind + ": delay " + std::to_string(rule.delay_ms) + " ms out of range (1.." +
+                     std::to_string(O2LND_FAULT_MAX_DELAY_MS) + ")");
+    }
+  } else if (rule.delay_ms != 0) {
+    return invalid(kind + " takes no delay");
+  }
+  if (rule.kind != O2LND_FAULT_REJECT && (rule.queue_depth != 0 || rule.max_frags != 0)) {
+    return invalid(kind + ": queue depth and fragments apply to reject rules only");
+  }
+  if (rule.queue_depth != 0 &&
+      (rule.queue_depth < kMinQueueDepth || rule.queue_depth > kMaxQueueDepth)) {
+    return invalid("queue depth " + std::to_string(rule.queue_depth) + " out of range (2..255)");
+  }
+  if (rule.max_frags > kMaxFrags) {
+    return invalid("fragments " + std::to_string(rule.max_frags) + " out of range (0..256)");
+  }
+  for (auto [what, nid] : {std::pair{"peer", rule.peer}, std::pair{"local", rule.local}}) {
+    if (!nid.is_any() && nid.type() != O2LND_NET_TYPE_O2IB) {
+      return invalid(std::string(what) + " NID " + nid.str() + " is not an o2ib NID");
+    }
+  }
+  return std::monostate{};
+}
 
 std::string_view status_name(std::uint32_t status) {
   switch (status) {
@@ -85,7 +210,79 @@ NetInfo decode(const o2lnd_ioc_net& reply) {
   ni.connects_passive = reply.connects_passive;
   ni.rejects_sent = reply.rejects_sent;
   ni.rejects_received = reply.rejects_received;
+  ni.error_count = reply.error_count;
   return ni;
+}
+
+PeerInfo decode(const o2lnd_ioc_peer& reply) {
+  PeerInfo p;
+  p.ni_index = reply.ni_index;
+  p.index = reply.index;
+  p.count = reply.count;
+  p.state = reply.state;
+  p.nid = Nid(reply.nid);
+  p.incarnation = reply.incarnation;
+  std::copy_n(std::begin(reply.conns), p.conns.size(), p.conns.begin());
+  p.races_received = reply.races_received;
+  p.races_sent = reply.races_sent;
+  p.connects = reply.connects;
+  p.connect_failures = reply.connect_failures;
+  p.rejects_sent = reply.rejects_sent;
+  p.rejects_received = reply.rejects_received;
+  p.last_error = reply.last_error;
+  p.last_reject = reply.last_reject;
+  p.next_retry_ms = reply.next_retry_ms;
+  p.backoff_ms = reply.backoff_ms;
+  p.tx_queued = reply.tx_queued;
+  p.stale_closes = reply.stale_closes;
+  p.phase_timeouts = reply.phase_timeouts;
+  p.send_count = reply.send_count;
+  p.recv_count = reply.recv_count;
+  p.drop_count = reply.drop_count;
+  p.error_count = reply.error_count;
+  p.send_bytes = reply.send_bytes;
+  p.recv_bytes = reply.recv_bytes;
+  return p;
+}
+
+ConnInfo decode(const o2lnd_ioc_conn& reply) {
+  ConnInfo c;
+  c.ni_index = reply.ni_index;
+  c.index = reply.index;
+  c.count = reply.count;
+  c.state = reply.state;
+  c.peer_nid = Nid(reply.peer_nid);
+  c.peer_stamp = reply.peer_stamp;
+  c.phase = reply.phase;
+  c.active = reply.active != 0;
+  c.age_ms = reply.age_ms;
+  c.deadline_ms = reply.deadline_ms;
+  c.queue_depth = reply.queue_depth;
+  c.max_frags = reply.max_frags;
+  c.credits = reply.credits;
+  c.outstanding = reply.outstanding;
+  c.nposted = reply.nposted;
+  c.tx_queued = reply.tx_queued;
+  c.error = reply.error;
+  c.qp_num = reply.qp_num;
+  c.nrx = reply.nrx;
+  return c;
+}
+
+FaultRule decode(const o2lnd_ioc_fault& reply) {
+  FaultRule r;
+  r.id = reply.id;
+  r.kind = reply.kind;
+  r.arg = reply.arg;
+  r.peer = Nid(reply.peer_nid);
+  r.local = Nid(reply.local_nid);
+  r.count = reply.count;
+  r.probability = reply.probability;
+  r.delay_ms = reply.delay_ms;
+  r.queue_depth = reply.queue_depth;
+  r.max_frags = reply.max_frags;
+  r.fired = reply.fired;
+  return r;
 }
 
 Result<Device> Device::open(std::string_view path, std::string_view client) {
@@ -177,6 +374,125 @@ Result<std::vector<NetInfo>> Device::nets() {
     nis.push_back(std::move(*ni));
   }
   return Error{EPROTO, "O2LND_IOC_NET_SHOW: no end after " + std::to_string(kMaxNets) + " NIs"};
+}
+
+Result<PeerInfo> Device::peer_show(std::uint32_t ni_index, std::uint32_t index) {
+  auto arg = make_arg<o2lnd_ioc_peer>();
+  arg.ni_index = ni_index;
+  arg.index = index;
+  if (int err = backend_->ioctl(O2LND_IOC_PEER_SHOW, &arg); err != 0) {
+    return ioctl_error(err, "O2LND_IOC_PEER_SHOW of peer " + std::to_string(index) + " on NI " +
+                                std::to_string(ni_index));
+  }
+  auto peer = decode(arg);
+  peer.ni_index = ni_index;
+  peer.index = index;
+  return peer;
+}
+
+Result<std::vector<PeerInfo>> Device::peers() {
+  auto nis = nets();
+  if (!nis) {
+    return nis.error();
+  }
+  return collect<PeerInfo>(
+      *nis, [this](std::uint32_t ni, std::uint32_t i) { return peer_show(ni, i); },
+      "O2LND_IOC_PEER_SHOW");
+}
+
+Result<ConnInfo> Device::conn_show(std::uint32_t ni_index, std::uint32_t index) {
+  auto arg = make_arg<o2lnd_ioc_conn>();
+  arg.ni_index = ni_index;
+  arg.index = index;
+  if (int err = backend_->ioctl(O2LND_IOC_CONN_SHOW, &arg); err != 0) {
+    return ioctl_error(err, "O2LND_IOC_CONN_SHOW of connection " + std::to_string(index) +
+                                " on NI " + std::to_string(ni_index));
+  }
+  auto conn = decode(arg);
+  conn.ni_index = ni_index;
+  conn.index = index;
+  return conn;
+}
+
+Result<std::vector<ConnInfo>> Device::conns() {
+  auto nis = nets();
+  if (!nis) {
+    return nis.error();
+  }
+  return collect<ConnInfo>(
+      *nis, [this](std::uint32_t ni, std::uint32_t i) { return conn_show(ni, i); },
+      "O2LND_IOC_CONN_SHOW");
+}
+
+Result<std::uint32_t> Device::peer_close(Nid nid, std::optional<Nid> local) {
+  if (nid.is_any()) {
+    return invalid("LNET_NID_ANY is not a peer");
+  }
+  auto arg = make_arg<o2lnd_ioc_peer_close>();
+  arg.nid = nid.raw();
+  arg.local_nid = local ? local->raw() : O2LND_NID_ANY;
+  if (int err = backend_->ioctl(O2LND_IOC_PEER_CLOSE, &arg); err != 0) {
+    return ioctl_error(err, "O2LND_IOC_PEER_CLOSE of " + nid.str());
+  }
+  return std::uint32_t{arg.closed};
+}
+
+Result<std::uint32_t> Device::fault_add(const FaultRule& rule) {
+  if (auto ok = validate(rule); !ok) {
+    return ok.error();
+  }
+  auto arg = make_arg<o2lnd_ioc_fault>();
+  arg.kind = rule.kind;
+  arg.arg = rule.arg;
+  arg.peer_nid = rule.peer.raw();
+  arg.local_nid = rule.local.raw();
+  arg.count = rule.count;
+  arg.probability = rule.probability;
+  arg.delay_ms = rule.delay_ms;
+  arg.queue_depth = rule.queue_depth;
+  arg.max_frags = rule.max_frags;
+  if (int err = backend_->ioctl(O2LND_IOC_FAULT_ADD, &arg); err != 0) {
+    return ioctl_error(err, "O2LND_IOC_FAULT_ADD");
+  }
+  return std::uint32_t{arg.id};
+}
+
+Result<std::monostate> Device::fault_del(std::uint32_t id) {
+  if (id == 0) {
+    return invalid("fault rule id 0 (use fault_del_all())");
+  }
+  auto arg = make_arg<o2lnd_ioc_fault>();
+  arg.id = id;
+  if (int err = backend_->ioctl(O2LND_IOC_FAULT_DEL, &arg); err != 0) {
+    return ioctl_error(err, "O2LND_IOC_FAULT_DEL of rule " + std::to_string(id));
+  }
+  return std::monostate{};
+}
+
+Result<std::monostate> Device::fault_del_all() {
+  auto arg = make_arg<o2lnd_ioc_fault>();
+  arg.id = 0;
+  if (int err = backend_->ioctl(O2LND_IOC_FAULT_DEL, &arg); err != 0) {
+    return ioctl_error(err, "O2LND_IOC_FAULT_DEL of every rule");
+  }
+  return std::monostate{};
+}
+
+Result<std::vector<FaultRule>> Device::fault_list() {
+  std::vector<FaultRule> rules;
+  for (std::uint32_t index = 0; index < kMaxItems; ++index) {
+    auto arg = make_arg<o2lnd_ioc_fault>();
+    arg.index = index;
+    if (int err = backend_->ioctl(O2LND_IOC_FAULT_LIST, &arg); err != 0) {
+      if (err == ENOENT) {
+        return rules;
+      }
+      return ioctl_error(err, "O2LND_IOC_FAULT_LIST of rule " + std::to_string(index));
+    }
+    rules.push_back(decode(arg));
+  }
+  return Error{EPROTO,
+               "O2LND_IOC_FAULT_LIST: no end after " + std::to_string(kMaxItems) + " rules"};
 }
 
 }  // namespace o2lnd

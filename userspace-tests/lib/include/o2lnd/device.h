@@ -5,15 +5,18 @@
 
 #include <linux/types.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "o2lnd/backend.h"
+#include "o2lnd/names.h"
 #include "o2lnd/nid.h"
 #include "o2lnd/result.h"
 #include "o2lnd/uapi.h"
@@ -74,14 +77,115 @@ struct NetInfo {
   std::uint64_t connects_passive = 0;
   std::uint64_t rejects_sent = 0;
   std::uint64_t rejects_received = 0;
+  std::uint64_t error_count = 0;  // send errors, timeouts, protocol errors
 
   [[nodiscard]] bool up() const { return status == O2LND_NI_STATUS_UP; }
 };
+
+// One peer of an NI (O2LND_IOC_PEER_SHOW).
+struct PeerInfo {
+  std::uint32_t ni_index = 0;
+  Nid local_nid;  // the NI's NID (filled by peers(); peer_show() leaves it 0)
+  std::uint32_t index = 0;
+  std::uint32_t count = 0;  // peers the NI had when this one was read
+  std::uint32_t state = 0;  // O2LND_PEER_*
+  Nid nid;
+  std::uint64_t incarnation = 0;
+  std::array<std::uint32_t, O2LND_CONN_NSTATES> conns{};  // by O2LND_CONN_*
+  std::uint32_t races_received = 0;
+  std::uint32_t races_sent = 0;
+  std::uint32_t connects = 0;
+  std::uint32_t connect_failures = 0;
+  std::uint32_t rejects_sent = 0;
+  std::uint32_t rejects_received = 0;
+  std::int32_t last_error = 0;    // negative errno, 0 if none
+  std::uint32_t last_reject = 0;  // O2LND_REJECT_*, 0 if none
+  std::uint32_t next_retry_ms = 0;
+  std::uint32_t backoff_ms = 0;
+  std::uint32_t tx_queued = 0;
+  std::uint32_t stale_closes = 0;
+  std::uint32_t phase_timeouts = 0;
+  // Traffic with it.
+  std::uint64_t send_count = 0;   // messages sent (Send completed)
+  std::uint64_t recv_count = 0;   // messages received
+  std::uint64_t drop_count = 0;   // messages from it dropped
+  std::uint64_t error_count = 0;  // failed sends and its protocol errors
+  std::uint64_t send_bytes = 0;
+  std::uint64_t recv_bytes = 0;
+
+  // INIT + ACTIVE_CONNECT + PASSIVE_WAIT.
+  [[nodiscard]] std::uint32_t conns_connecting() const {
+    return conns[O2LND_CONN_INIT] + conns[O2LND_CONN_ACTIVE_CONNECT] +
+           conns[O2LND_CONN_PASSIVE_WAIT];
+  }
+};
+
+// One connection of an NI (O2LND_IOC_CONN_SHOW).
+struct ConnInfo {
+  std::uint32_t ni_index = 0;
+  Nid local_nid;  // the NI's NID (filled by conns(); conn_show() leaves it 0)
+  std::uint32_t index = 0;
+  std::uint32_t count = 0;
+  std::uint32_t state = 0;  // O2LND_CONN_*
+  Nid peer_nid;
+  std::uint64_t peer_stamp = 0;
+  std::uint32_t phase = 0;  // O2LND_PHASE_*
+  bool active = false;
+  std::uint32_t age_ms = 0;
+  std::uint32_t deadline_ms = 0;
+  std::uint32_t queue_depth = 0;
+  std::uint32_t max_frags = 0;
+  std::int32_t credits = 0;
+  std::int32_t outstanding = 0;
+  std::uint32_t nposted = 0;
+  std::uint32_t tx_queued = 0;
+  std::int32_t error = 0;
+  std::uint32_t qp_num = 0;
+  std::uint32_t nrx = 0;
+};
+
+// A fault rule (O2LND_IOC_FAULT_*).  The defaults are "any peer, any local
+// NI, no limit, always".
+struct FaultRule {
+  std::uint32_t id = 0;    // set by the module
+  std::uint32_t kind = 0;  // O2LND_FAULT_*
+  std::uint32_t arg = 0;   // event, phase, reason or message type
+  Nid peer = Nid::any();
+  Nid local = Nid::any();
+  std::uint32_t count = 0;                              // 0: no limit
+  std::uint32_t probability = O2LND_FAULT_PROB_ALWAYS;  // per million
+  std::uint32_t delay_ms = 0;
+  std::uint32_t queue_depth = 0;
+  std::uint32_t max_frags = 0;
+  std::uint32_t fired = 0;  // LIST only
+
+  bool operator==(const FaultRule&) const = default;
+};
+
+// The NameKind of a fault kind's arg (CM event, phase, reject reason,
+// message type), or nullopt for a kind without an arg (SEND_DELAY) or an
+// unknown kind.
+std::optional<NameKind> fault_arg_kind(std::uint32_t kind);
+// The rule's arg by name: "connect_request", "route", "conn_stale", "any";
+// "none" for a kind without one.
+std::string fault_arg_name(const FaultRule& rule);
+// Whether the kind takes delay_ms (CM_DELAY, SEND_DELAY).
+bool fault_has_delay(std::uint32_t kind);
+// Checks a rule as the module does before FAULT_ADD: kind, arg for the
+// kind (CM events but DEVICE_REMOVAL), probability 1..
+// O2LND_FAULT_PROB_ALWAYS, delay_ms 1..O2LND_FAULT_MAX_DELAY_MS for a kind
+// with a delay and 0 otherwise, queue_depth (0 or 2..255) and max_frags
+// (0..256) only for REJECT, peer and local o2ib NIDs or any.  EINVAL with
+// the reason.
+Result<std::monostate> validate(const FaultRule& rule);
 
 // Decoders of kernel replies (public so tests can feed them odd replies).
 VersionInfo decode(const o2lnd_ioc_version& reply);
 PingResult decode(const o2lnd_ioc_ping& reply);
 NetInfo decode(const o2lnd_ioc_net& reply);
+PeerInfo decode(const o2lnd_ioc_peer& reply);
+ConnInfo decode(const o2lnd_ioc_conn& reply);
+FaultRule decode(const o2lnd_ioc_fault& reply);
 
 // A zeroed ioctl argument with its header filled for this ABI.
 template <typename T>
@@ -126,6 +230,33 @@ class Device {
   // All local NIs: NET_SHOW from index 0 until ENOENT.  Any other error
   // is returned as is.
   Result<std::vector<NetInfo>> nets();
+
+  // One peer of NI `ni_index` (1.., as in net()); ENOENT past the last, or
+  // for NI 0 (0@lo) or an NI that does not exist.
+  Result<PeerInfo> peer_show(std::uint32_t ni_index, std::uint32_t index);
+  // Every peer of every o2ib NI: the NIs of nets() (0@lo skipped), and on
+  // each PEER_SHOW from index 0 until ENOENT.  local_nid is set.
+  Result<std::vector<PeerInfo>> peers();
+
+  // One connection of NI `ni_index`; ENOENT past the last.
+  Result<ConnInfo> conn_show(std::uint32_t ni_index, std::uint32_t index);
+  // Every connection of every o2ib NI, as peers().
+  Result<std::vector<ConnInfo>> conns();
+
+  // Closes every connection to `nid` (on NI `local`, or on every NI) and
+  // cancels its reconnect; returns how many were closed.  ENOENT when no NI
+  // knows the peer, EPERM without CAP_NET_ADMIN.
+  Result<std::uint32_t> peer_close(Nid nid, std::optional<Nid> local = std::nullopt);
+
+  // Adds a fault rule (validate()d first; EINVAL without calling the
+  // module); returns its id.  ENOSPC past O2LND_FAULT_MAX_RULES.
+  Result<std::uint32_t> fault_add(const FaultRule& rule);
+  // Deletes rule `id` (> 0); ENOENT for an unknown id.
+  Result<std::monostate> fault_del(std::uint32_t id);
+  // Deletes every rule.
+  Result<std::monostate> fault_del_all();
+  // Every rule: FAULT_LIST from index 0 until ENOENT.
+  Result<std::vector<FaultRule>> fault_list();
 
  private:
   Device(std::unique_ptr<Backend> backend, std::string client)

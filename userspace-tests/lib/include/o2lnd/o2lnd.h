@@ -3,5 +3,6 @@
 
 #include "o2lnd/backend.h"  // IWYU pragma: export
 #include "o2lnd/device.h"   // IWYU pragma: export
+#include "o2lnd/names.h"    // IWYU pragma: export
 #include "o2lnd/nid.h"      // IWYU pragma: export
 #include "o2lnd/result.h"   // IWYU pragma: export

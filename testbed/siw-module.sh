@@ -1,0 +1,82 @@
+#!/bin/bash
+# Soft-iWARP for the Debian guest kernel.  Debian's 6.1 kernel is built
+# without it (CONFIG_RDMA_SIW is not set; our test and debug kernels have
+# it), so this builds siw.ko from Debian's own linux-source-6.1 (the same
+# source as that kernel) against the guest's headers and installs it into
+# the test bed's copy of the kernel, $O2_CACHE/kernels/debian/lib/modules/
+# <release>/updates/siw.ko + depmod, which guests bind over their module
+# tree: `modprobe siw` (guest-init.sh, o2.siw=) then works in the guest.
+#
+#   testbed/siw-module.sh [KERNEL_DIR]     (default $O2_CACHE/kernels/debian)
+#
+# Idempotent (cached by kernel release and linux-source version); prints
+# the installed siw.ko on its last line.  Installs linux-source-6.1 when
+# missing (kernel/build.sh needs it too); reuses the tree kernel/build.sh
+# unpacked ($O2_CACHE/kernels/src-<version>) when there is one, else
+# extracts only drivers/infiniband/sw/siw from the tarball.
+set -euo pipefail
+
+O2_CACHE="${O2_CACHE:-/var/cache/o2lnd}"
+KDIR=$(readlink -f "${1:-$O2_CACHE/kernels/debian}")
+say() { echo "[siw-module] $*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+[[ -f "$KDIR/release" ]] || die "no kernel at $KDIR (run testbed/setup.sh)"
+REL=$(cat "$KDIR/release")
+MODDIR="$KDIR/lib/modules/$REL"
+HDRS="/usr/src/linux-headers-$REL"
+[[ -d "$HDRS" ]] || die "no headers at $HDRS (run testbed/setup.sh)"
+[[ -d "$MODDIR/kernel/drivers/infiniband/core" ]] || die "$MODDIR has no RDMA core modules"
+
+# In-tree siw (our own kernels): nothing to do.
+intree=$(find "$MODDIR/kernel/drivers/infiniband/sw" -name 'siw.ko*' -print -quit 2>/dev/null || true)
+if [[ -n "$intree" ]]; then
+	echo "$intree"
+	exit 0
+fi
+
+# One builder at a time (make check runs may overlap on this machine).
+exec 9> "$O2_CACHE/kernels/.siw-module.lock"
+flock -w 600 9 || die "timed out waiting for $O2_CACHE/kernels/.siw-module.lock"
+
+if ! dpkg-query -W -f='${Status}' linux-source-6.1 2>/dev/null | grep -q 'ok installed'; then
+	say "installing linux-source-6.1"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends linux-source-6.1 >/dev/null ||
+		{ apt-get update -qq >/dev/null &&
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends linux-source-6.1 >/dev/null; } ||
+		die "apt-get install linux-source-6.1 failed"
+fi
+src_ver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
+dest="$MODDIR/updates/siw.ko"
+stamp="$MODDIR/updates/siw.source"
+if [[ -f "$dest" && "$(cat "$stamp" 2>/dev/null)" == "linux-source-6.1 $src_ver" ]]; then
+	echo "$dest"
+	exit 0
+fi
+kver=$(basename "$KDIR")
+[[ "$kver" == "debian-$src_ver" ]] ||
+	say "warning: kernel $kver, linux-source-6.1 $src_ver: building siw from that source anyway"
+
+tmp=$(mktemp -d /var/tmp/o2-siw-build.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+tree="$O2_CACHE/kernels/src-$src_ver"
+if [[ -d "$tree/drivers/infiniband/sw/siw" ]]; then
+	cp "$tree"/drivers/infiniband/sw/siw/* "$tmp/"
+else
+	say "extracting drivers/infiniband/sw/siw from /usr/src/linux-source-6.1.tar.xz"
+	tar -C "$tmp" --strip-components=5 -xJf /usr/src/linux-source-6.1.tar.xz \
+		--wildcards '*/drivers/infiniband/sw/siw/*'
+fi
+[[ -f "$tmp/siw_main.c" ]] || die "no siw sources in linux-source-6.1 $src_ver"
+say "building siw.ko for $REL (linux-source-6.1 $src_ver)"
+make -C "$HDRS" M="$tmp" CONFIG_RDMA_SIW=m modules > "$tmp/build.log" 2>&1 ||
+	{ tail -20 "$tmp/build.log" >&2; die "building siw.ko failed"; }
+vermagic=$(modinfo -F vermagic "$tmp/siw.ko")
+[[ "$vermagic" == "$REL "* ]] || die "siw.ko has vermagic '$vermagic', not $REL"
+mkdir -p "$MODDIR/updates"
+cp "$tmp/siw.ko" "$dest.tmp.$$"
+mv "$dest.tmp.$$" "$dest"
+depmod -b "$KDIR" "$REL"
+echo "linux-source-6.1 $src_ver" > "$stamp"
+say "installed $dest (depmod done; guests: modprobe siw)"
+echo "$dest"

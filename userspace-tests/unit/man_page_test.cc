@@ -1,0 +1,64 @@
+// o2ctl/o2ctl.8 documents every command of o2ctl's table and every name
+// o2ctl accepts.
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include <gtest/gtest.h>
+
+#include "o2ctl/cli.h"
+#include "o2lnd/names.h"
+
+#ifndef O2CTL_MAN_PAGE
+#error "O2CTL_MAN_PAGE must name o2ctl/o2ctl.8"
+#endif
+
+namespace o2ctl {
+namespace {
+
+std::string man_page() {
+  std::ifstream f(O2CTL_MAN_PAGE);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The man page's text with roff's "\-" as "-".
+std::string plain(std::string text) {
+  for (std::size_t at = text.find("\\-"); at != std::string::npos; at = text.find("\\-", at)) {
+    text.replace(at, 2, "-");
+  }
+  return text;
+}
+
+TEST(ManPage, DocumentsEveryCommandInItsOwnSection) {
+  std::string page = plain(man_page());
+  ASSERT_FALSE(page.empty()) << "cannot read " << O2CTL_MAN_PAGE;
+  for (std::string_view name : command_names()) {
+    EXPECT_NE(page.find("\n.SS \"" + std::string(name)), std::string::npos) << name;
+    EXPECT_NE(page.find("\n.B o2ctl " + std::string(name)), std::string::npos)
+        << name << " is not in the SYNOPSIS";
+  }
+}
+
+TEST(ManPage, NamesEveryFaultKindEventReasonAndType) {
+  std::string page = plain(man_page());
+  for (auto kind : {o2lnd::NameKind::kFaultKind, o2lnd::NameKind::kCmEvent,
+                    o2lnd::NameKind::kRejectReason, o2lnd::NameKind::kMsgType}) {
+    for (const auto& n : o2lnd::names(kind)) {
+      EXPECT_NE(page.find(std::string(n.name)), std::string::npos) << n.name;
+    }
+  }
+}
+
+TEST(ManPage, DocumentsEveryOptionOfTheNewCommands) {
+  std::string page = plain(man_page());
+  for (const char* opt : {"--net", "--verbose", "--source", "--peer", "--local", "--count",
+                          "--prob", "--delay", "--queue-depth", "--frags", "--device", "--table"}) {
+    EXPECT_NE(page.find(opt), std::string::npos) << opt;
+  }
+}
+
+}  // namespace
+}  // namespace o2ctl

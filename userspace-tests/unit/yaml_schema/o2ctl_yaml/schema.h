@@ -1,0 +1,464 @@
+// The structure of o2ctl's YAML, checked with a real YAML parser (yaml-cpp):
+// every key of every entry, and the type each value resolves to under the
+// YAML core schema (a NID is a string, a count an integer, "active" a
+// boolean).  Shared by the host unit tests (fake kernel) and the guest
+// integration test (the real module).  Also reads o2ctl's -t tables.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "o2lnd/nid.h"
+#include <yaml-cpp/yaml.h>
+
+namespace o2ctl_yaml {
+
+// What a value is.  kNumber: an integer or a float (probability).  kNid: a
+// string that parses as a canonical NID; kNidOrAny: that or "any".
+enum class Kind { kInt, kNumber, kStr, kNid, kNidOrAny, kBool, kNull, kMap, kSeq, kUndefined };
+
+inline const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::kInt:
+      return "integer";
+    case Kind::kNumber:
+      return "number";
+    case Kind::kStr:
+      return "string";
+    case Kind::kNid:
+      return "NID";
+    case Kind::kNidOrAny:
+      return "NID or any";
+    case Kind::kBool:
+      return "boolean";
+    case Kind::kNull:
+      return "null";
+    case Kind::kMap:
+      return "map";
+    case Kind::kSeq:
+      return "sequence";
+    default:
+      return "undefined";
+  }
+}
+
+// How a scalar resolves: quoted scalars are strings; plain ones by the YAML
+// 1.2 core schema, plus the YAML 1.1 booleans (yes/no/on/off/y/n) that
+// PyYAML and yaml-cpp's as<bool> still take, so such words count as
+// booleans and must be quoted to be strings.
+inline Kind scalar_kind(const YAML::Node& n) {
+  if (n.Tag() == "!") {
+    return Kind::kStr;  // quoted: a string whatever it says
+  }
+  const std::string& s = n.Scalar();
+  static const std::regex kIntRe("[-+]?[0-9]+");
+  static const std::regex kFloatRe(R"([-+]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?)");
+  static const std::regex kBoolRe(
+      "(y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|"
+      "on|On|ON|off|Off|OFF)");
+  static const std::regex kNullRe("(~|null|Null|NULL|)");
+  static const std::regex kSpecialFloatRe(R"([-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN))");
+  if (std::regex_match(s, kIntRe)) {
+    return Kind::kInt;
+  }
+  if (std::regex_match(s, kFloatRe) || std::regex_match(s, kSpecialFloatRe)) {
+    return Kind::kNumber;
+  }
+  if (std::regex_match(s, kBoolRe)) {
+    return Kind::kBool;
+  }
+  if (std::regex_match(s, kNullRe)) {
+    return Kind::kNull;
+  }
+  return Kind::kStr;
+}
+
+inline Kind node_kind(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map:
+      return Kind::kMap;
+    case YAML::NodeType::Sequence:
+      return Kind::kSeq;
+    case YAML::NodeType::Null:
+      return Kind::kNull;
+    case YAML::NodeType::Scalar:
+      return scalar_kind(n);
+    default:
+      return Kind::kUndefined;
+  }
+}
+
+// Whether `n` is of kind `want` (an integer is also a number; a NID is a
+// string that round-trips through o2lnd::Nid).
+inline bool is_kind(const YAML::Node& n, Kind want) {
+  Kind have = node_kind(n);
+  switch (want) {
+    case Kind::kInt:
+      if (have != Kind::kInt) {
+        return false;
+      }
+      // and it converts (int64 or, for large counters, uint64)
+      try {
+        if (n.Scalar().starts_with("-")) {
+          (void)n.as<std::int64_t>();
+        } else {
+          (void)n.as<std::uint64_t>();
+        }
+      } catch (const YAML::Exception&) {
+        return false;
+      }
+      return true;
+    case Kind::kNumber:
+      return have == Kind::kInt || have == Kind::kNumber;
+    case Kind::kNid:
+    case Kind::kNidOrAny: {
+      if (have != Kind::kStr) {
+        return false;
+      }
+      const std::string& s = n.Scalar();
+      if (want == Kind::kNidOrAny && s == "any") {
+        return true;
+      }
+      auto nid = o2lnd::Nid::parse(s);
+      return nid.ok() && nid->str() == s;
+    }
+    default:
+      return have == want;
+  }
+}
+
+struct Field {
+  std::string key;
+  Kind kind;
+  bool optional = false;
+};
+
+// Problems found; empty means the YAML has the expected structure.
+class Check {
+ public:
+  void fail(const std::string& what) { problems_.push_back(what); }
+  [[nodiscard]] bool ok() const { return problems_.empty(); }
+  [[nodiscard]] std::string str() const {
+    std::ostringstream os;
+    for (const auto& p : problems_) {
+      os << "  - " << p << "\n";
+    }
+    return os.str();
+  }
+
+  // `node` is a map with exactly `fields` (optional ones may be missing),
+  // each of its kind, no key twice.
+  bool map(const YAML::Node& node, const std::vector<Field>& fields, const std::string& where) {
+    if (!node.IsMap()) {
+      fail(where + ": not a map");
+      return false;
+    }
+    bool good = true;
+    std::set<std::string> seen;
+    for (const auto& kv : node) {
+      if (!kv.first.IsScalar()) {
+        fail(where + ": a key that is not a scalar");
+        good = false;
+        continue;
+      }
+      const std::string key = kv.first.Scalar();
+      if (!seen.insert(key).second) {
+        fail(msg(where, {": key '", key, "' twice"}));
+        good = false;
+      }
+      const Field* f = nullptr;
+      for (const auto& cand : fields) {
+        if (cand.key == key) {
+          f = &cand;
+        }
+      }
+      if (f == nullptr) {
+        fail(msg(where, {": unexpected key '", key, "'"}));
+        good = false;
+      } else if (!is_kind(kv.second, f->kind)) {
+        fail(msg(where, {": '", key, "' is not a ", kind_name(f->kind), " (",
+                         kind_name(node_kind(kv.second)), ": '",
+                         kv.second.IsScalar() ? kv.second.Scalar() : std::string("..."), "')"}));
+        good = false;
+      }
+    }
+    for (const auto& f : fields) {
+      if (!f.optional && !seen.contains(f.key)) {
+        fail(where + ": no '" + f.key + "'");
+        good = false;
+      }
+    }
+    return good;
+  }
+
+  // Parses `yaml` (one document); a parse error is a problem.
+  YAML::Node load(const std::string& yaml) {
+    try {
+      return YAML::Load(yaml);
+    } catch (const YAML::Exception& e) {
+      fail(std::string("does not parse: ") + e.what());
+      return {};
+    }
+  }
+
+  // The sequence under top-level `key` of a map that has only that key.
+  YAML::Node top_list(const YAML::Node& doc, const std::string& key) {
+    if (!map(doc, {{key, Kind::kSeq}}, "document")) {
+      return {};
+    }
+    return doc[key];
+  }
+
+ private:
+  static std::string msg(const std::string& where, std::initializer_list<std::string_view> parts) {
+    std::string out = where;
+    for (auto part : parts) {
+      out += part;
+    }
+    return out;
+  }
+
+  std::vector<std::string> problems_;
+};
+
+// What one o2ctl output held: its entries, and the entries nested in them
+// (NIs of `net show`, peers of `stats -v`).
+struct Shape {
+  Check check;
+  std::size_t entries = 0;
+  std::size_t nested = 0;
+};
+
+inline std::vector<Field> traffic_fields() {
+  return {{"send count", Kind::kInt},  {"recv count", Kind::kInt}, {"drop count", Kind::kInt},
+          {"error count", Kind::kInt}, {"send bytes", Kind::kInt}, {"recv bytes", Kind::kInt}};
+}
+
+// `o2ctl net show [-v]`: entries = networks, nested = NIs.
+inline Shape net_show(const std::string& yaml, bool verbose) {
+  Shape s;
+  auto nets = s.check.top_list(s.check.load(yaml), "net");
+  for (std::size_t i = 0; nets && i < nets.size(); ++i) {
+    ++s.entries;
+    std::string where = "net[" + std::to_string(i) + "]";
+    if (!s.check.map(nets[i], {{"net type", Kind::kStr}, {"local NI(s)", Kind::kSeq}}, where)) {
+      continue;
+    }
+    auto nis = nets[i]["local NI(s)"];
+    for (std::size_t j = 0; j < nis.size(); ++j) {
+      ++s.nested;
+      std::string w = where + ".ni[" + std::to_string(j) + "]";
+      std::vector<Field> f = {
+          {"nid", Kind::kNid}, {"status", Kind::kStr}, {"interfaces", Kind::kMap, true}};
+      if (verbose) {
+        f.push_back({"statistics", Kind::kMap});
+        f.push_back({"tunables", Kind::kMap});
+        f.push_back({"lnd details", Kind::kMap});
+      }
+      if (!s.check.map(nis[j], f, w)) {
+        continue;
+      }
+      if (nis[j]["interfaces"]) {
+        s.check.map(nis[j]["interfaces"], {{"0", Kind::kStr}}, w + ".interfaces");
+      }
+      if (!verbose) {
+        continue;
+      }
+      s.check.map(nis[j]["statistics"],
+                  {{"send_count", Kind::kInt},
+                   {"recv_count", Kind::kInt},
+                   {"drop_count", Kind::kInt},
+                   {"send_bytes", Kind::kInt},
+                   {"recv_bytes", Kind::kInt},
+                   {"error_count", Kind::kInt}},
+                  w + ".statistics");
+      s.check.map(nis[j]["tunables"],
+                  {{"peer_timeout", Kind::kInt},
+                   {"peer_credits", Kind::kInt},
+                   {"credits", Kind::kInt},
+                   {"max_msg_size", Kind::kInt}},
+                  w + ".tunables");
+      s.check.map(nis[j]["lnd details"],
+                  {{"rdma device", Kind::kStr, true},
+                   {"incarnation", Kind::kInt},
+                   {"peers", Kind::kInt},
+                   {"connections", Kind::kInt},
+                   {"established", Kind::kInt},
+                   {"connects_active", Kind::kInt},
+                   {"connects_passive", Kind::kInt},
+                   {"rejects_sent", Kind::kInt},
+                   {"rejects_received", Kind::kInt}},
+                  w + ".lnd details");
+    }
+  }
+  return s;
+}
+
+// `o2ctl peer show [-v]`
+inline Shape peer_show(const std::string& yaml, bool verbose) {
+  Shape s;
+  auto peers = s.check.top_list(s.check.load(yaml), "peer");
+  std::vector<Field> f = {{"nid", Kind::kNid},
+                          {"local nid", Kind::kNid},
+                          {"state", Kind::kStr},
+                          {"conns connecting", Kind::kInt},
+                          {"conns established", Kind::kInt},
+                          {"conns closing", Kind::kInt},
+                          {"conns zombie", Kind::kInt},
+                          {"tx queued", Kind::kInt},
+                          {"next retry ms", Kind::kInt}};
+  if (verbose) {
+    for (const char* k : {"incarnation", "races received", "races sent", "connects",
+                          "connect failures", "rejects sent", "rejects received", "last error",
+                          "backoff ms", "stale closes", "phase timeouts"}) {
+      f.push_back({k, Kind::kInt});
+    }
+    f.push_back({"last reject", Kind::kStr});
+  }
+  for (std::size_t i = 0; peers && i < peers.size(); ++i) {
+    ++s.entries;
+    s.check.map(peers[i], f, "peer[" + std::to_string(i) + "]");
+  }
+  return s;
+}
+
+// `o2ctl conn show`
+inline Shape conn_show(const std::string& yaml) {
+  Shape s;
+  auto conns = s.check.top_list(s.check.load(yaml), "conn");
+  std::vector<Field> f = {{"peer", Kind::kNid},
+                          {"local nid", Kind::kNid},
+                          {"state", Kind::kStr},
+                          {"phase", Kind::kStr},
+                          {"active", Kind::kBool}};
+  for (const char* k : {"age ms", "deadline ms", "queue depth", "max frags", "credits",
+                        "outstanding", "posted", "tx queued", "error", "qp", "rx buffers"}) {
+    f.push_back({k, Kind::kInt});
+  }
+  for (std::size_t i = 0; conns && i < conns.size(); ++i) {
+    ++s.entries;
+    s.check.map(conns[i], f, "conn[" + std::to_string(i) + "]");
+  }
+  return s;
+}
+
+// `o2ctl fault list`
+inline Shape fault_list(const std::string& yaml) {
+  Shape s;
+  auto rules = s.check.top_list(s.check.load(yaml), "fault");
+  std::vector<Field> f = {{"id", Kind::kInt},
+                          {"kind", Kind::kStr},
+                          {"arg", Kind::kStr},
+                          {"peer", Kind::kNidOrAny},
+                          {"local", Kind::kNidOrAny},
+                          {"count", Kind::kInt},
+                          {"probability", Kind::kNumber},
+                          {"delay ms", Kind::kInt},
+                          {"fired", Kind::kInt}};
+  for (std::size_t i = 0; rules && i < rules.size(); ++i) {
+    ++s.entries;
+    std::string where = "fault[" + std::to_string(i) + "]";
+    if (s.check.map(rules[i], f, where)) {
+      auto p = rules[i]["probability"].as<double>();
+      if (!(p > 0 && p <= 1)) {
+        s.check.fail(where + ": probability " + rules[i]["probability"].Scalar() +
+                     " not in (0, 1]");
+      }
+    }
+  }
+  return s;
+}
+
+// `o2ctl stats [-v|NID]`: entries = NIs, nested = peers.
+inline Shape stats(const std::string& yaml, bool with_peers) {
+  Shape s;
+  auto nis = s.check.top_list(s.check.load(yaml), "statistics");
+  for (std::size_t i = 0; nis && i < nis.size(); ++i) {
+    ++s.entries;
+    std::string where = "statistics[" + std::to_string(i) + "]";
+    std::vector<Field> f = traffic_fields();
+    f.push_back({"nid", Kind::kNid});
+    if (with_peers) {
+      f.push_back({"peers", Kind::kSeq});
+    }
+    if (!s.check.map(nis[i], f, where) || !with_peers) {
+      continue;
+    }
+    auto peers = nis[i]["peers"];
+    std::vector<Field> pf = traffic_fields();
+    pf.push_back({"nid", Kind::kNid});
+    for (std::size_t j = 0; j < peers.size(); ++j) {
+      ++s.nested;
+      s.check.map(peers[j], pf, where + ".peers[" + std::to_string(j) + "]");
+    }
+  }
+  return s;
+}
+
+// `o2ctl version` (module keys when it could ask the module)
+inline Shape version(const std::string& yaml, bool with_module) {
+  Shape s;
+  auto doc = s.check.load(yaml);
+  s.check.map(doc,
+              {{"o2ctl version", Kind::kStr},
+               {"o2ctl abi", Kind::kInt},
+               {"module version", Kind::kStr, !with_module},
+               {"module abi", Kind::kInt, !with_module}},
+              "document");
+  return s;
+}
+
+// An o2ctl -t table: the header's columns and the rows' cells, split on
+// blanks (no cell of o2ctl's tables has one).
+struct Table {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> problems;  // ragged rows, trailing blanks, ...
+};
+
+inline std::vector<std::string> split_blanks(const std::string& line) {
+  std::istringstream is(line);
+  std::vector<std::string> out;
+  for (std::string w; is >> w;) {
+    out.push_back(w);
+  }
+  return out;
+}
+
+inline Table parse_table(const std::string& text) {
+  Table t;
+  std::istringstream is(text);
+  bool first = true;
+  for (std::string line; std::getline(is, line);) {
+    if (!line.empty() && line.back() == ' ') {
+      t.problems.push_back("trailing blank: '" + line + "'");
+    }
+    auto cells = split_blanks(line);
+    if (first) {
+      t.header = cells;
+      first = false;
+      continue;
+    }
+    if (cells.size() != t.header.size()) {
+      t.problems.push_back(std::to_string(cells.size()) + " cells, header has " +
+                           std::to_string(t.header.size()) + ": '" + line + "'");
+    }
+    t.rows.push_back(cells);
+  }
+  if (first) {
+    t.problems.emplace_back("no header line");
+  }
+  if (!text.empty() && text.back() != '\n') {
+    t.problems.emplace_back("no newline at the end");
+  }
+  return t;
+}
+
+}  // namespace o2ctl_yaml
