@@ -364,6 +364,17 @@ static void o2_cm_rejected(struct o2_conn *conn, struct rdma_cm_id *id,
 	}
 	atomic64_inc(&ni->stats.rejects_received);
 	data = rdma_consumer_reject_data(id, event, &len);
+	/*
+	 * siw reports an MPA reject with -ECONNRESET, which
+	 * rdma_consumer_reject_data() does not take for a consumer reject
+	 * on iWARP; the reject data is there all the same (and
+	 * o2_rej_unpack() checks that it is ours).
+	 */
+	if (!data && rdma_protocol_iwarp(id->device, id->port_num) &&
+	    event->param.conn.private_data_len) {
+		data = event->param.conn.private_data;
+		len = event->param.conn.private_data_len;
+	}
 	if (!data && event->status == IB_CM_REJ_STALE_CONN) {
 		/*
 		 * The peer's CM still holds a connection from our previous

@@ -57,6 +57,11 @@ TEST_F(OneGuestVeth, TracepointsRecordConnectPhasesTxAndReaping) {
                            t + "/trace && echo 1 > " + t + "/events/o2lnd/enable");
   ASSERT_EQ(r.status, 0) << r.out;
   expect_ping_ok(g, "192.168.1.2@o2ib0", "--source 192.168.1.1@o2ib0");
+  // More than a queue depth (8) of messages: credits go back for sure
+  // (piggybacked, or by a NOOP at the high-water mark).
+  r = run(g, "for i in $(seq 12); do " + o2ctl_path() +
+                 " ping 192.168.1.2@o2ib0 --source 192.168.1.1@o2ib0 >/dev/null || exit 1; done");
+  ASSERT_EQ(r.status, 0) << r.out;
   r = o2ctl(g, "peer close 192.168.1.2@o2ib0");
   EXPECT_EQ(r.status, 0) << r.out;
   // The teardown runs in connd: give it a moment before reading.
