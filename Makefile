@@ -6,6 +6,8 @@
 #                   (FILTER=<gtest filter> runs a subset of the scenarios)
 #   make bench-recovery  recovery-after-reboot benchmark on two guests
 #                   (RUNS=<n> per case, default 3); writes results/recovery.md
+#   make bench-msg  small-message rate and latency, o2lnd vs perftest, in one
+#                   guest (ROUNDS=<n>, default 3); writes results/bench-msg.md
 #
 # When invoked by Kbuild (KERNELRELEASE set) this file defers to Kbuild.
 
@@ -26,7 +28,7 @@ endif
 BUILD ?= $(TOP)/build
 JOBS ?= $(shell nproc)
 
-.PHONY: all module userspace setup run check bench-recovery clean tidy format checkpatch
+.PHONY: all module userspace setup run check bench-recovery bench-msg clean tidy format checkpatch
 
 all: module userspace
 
@@ -52,6 +54,10 @@ check: setup
 bench-recovery: setup
 	@$(MAKE) --no-print-directory all
 	$(TOP)/testbed/bench-recovery.sh $(if $(RUNS),--runs $(RUNS))
+
+bench-msg: setup
+	@$(MAKE) --no-print-directory all
+	$(TOP)/testbed/bench-msg.sh $(if $(ROUNDS),--rounds $(ROUNDS))
 
 checkpatch:
 	$(TOP)/scripts/checkpatch.sh

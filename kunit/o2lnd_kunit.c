@@ -15,6 +15,7 @@
 #include "../module/nid.c"
 #include "../module/state.c"
 #include "../module/fault.c"
+#include "../module/credits.c"
 
 MODULE_DESCRIPTION("o2lnd KUnit tests");
 MODULE_LICENSE("GPL");

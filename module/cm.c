@@ -83,8 +83,7 @@ static void o2_conn_connect_fn(struct work_struct *work)
  *
  * The conn enters ACTIVE_CONNECT on the peer's list at once (so later
  * sends queue behind it); connd creates the cm_id and resolves the
- * address.  connd's work queue is ordered, so the connect step always
- * runs before the conn's teardown.
+ * address.  The conn's teardown waits for this step (flush_work()).
  *
  * Return: 0 or an errno.
  */
@@ -96,6 +95,8 @@ int o2_conn_start_active(struct o2_peer *peer)
 	conn = o2_conn_alloc(ni, peer, true);
 	if (!conn)
 		return -ENOMEM;
+	/* before anyone can close it: its teardown flushes this work */
+	INIT_WORK(&conn->connect_work, o2_conn_connect_fn);
 	spin_lock(&ni->lock);
 	if (ni->shutdown) {
 		spin_unlock(&ni->lock);
@@ -117,7 +118,6 @@ int o2_conn_start_active(struct o2_peer *peer)
 	spin_unlock(&ni->lock);
 	atomic64_inc(&ni->stats.connects_active);
 
-	INIT_WORK(&conn->connect_work, o2_conn_connect_fn);
 	queue_work(o2_connd_wq, &conn->connect_work);
 	return 0;
 }
@@ -266,8 +266,7 @@ static void o2_cm_established(struct o2_conn *conn,
 			 * Nothing was sent yet; grants that arrived early
 			 * (before this event) stay counted.
 			 */
-			conn->credits += ack.cp.queue_depth -
-					 conn->cp.queue_depth;
+			o2_credits_set_depth(&conn->cr, ack.cp.queue_depth);
 			conn->cp.queue_depth = ack.cp.queue_depth;
 			conn->cp.max_frags = ack.cp.max_frags;
 			conn->peer_stamp = stamp;

@@ -60,7 +60,8 @@ struct o2_conn *o2_conn_alloc(struct o2_ni *ni, struct o2_peer *peer,
 	kref_init(&conn->ref);
 	spin_lock_init(&conn->lock);
 	INIT_LIST_HEAD(&conn->tx_queue);
-	INIT_LIST_HEAD(&conn->tx_noops);
+	INIT_LIST_HEAD(&conn->tx_queue_rsrvd);
+	INIT_LIST_HEAD(&conn->tx_queue_nocred);
 	conn->ni = ni;
 	kref_get(&peer->ref);
 	conn->peer = peer;
@@ -80,7 +81,9 @@ static void o2_conn_release(struct kref *ref)
 	struct o2_conn *conn = container_of(ref, struct o2_conn, ref);
 
 	WARN_ON(conn->qp || conn->cq || conn->rxs || conn->dev);
-	WARN_ON(!list_empty(&conn->tx_queue) || !list_empty(&conn->tx_noops));
+	WARN_ON(!list_empty(&conn->tx_queue) ||
+		!list_empty(&conn->tx_queue_rsrvd) ||
+		!list_empty(&conn->tx_queue_nocred));
 	spin_lock(&conn->ni->conns_lock);
 	list_del(&conn->ni_list);
 	spin_unlock(&conn->ni->conns_lock);
@@ -103,10 +106,12 @@ void o2_conn_put(struct o2_conn *conn)
  * o2_conn_setup_qp() - create CQ and QP on conn->cmid and post receives
  * @conn: the conn; conn->cp holds the negotiated parameters
  *
- * Sizing: the send queue holds queue_depth Sends (we never post more:
- * nposted is capped at queue_depth) + 1 for ib_drain_qp; the receive
- * queue holds 2 * queue_depth + 1 buffers (as o2iblnd: credited messages
- * plus out-of-band NOOPs) + 1 for ib_drain_qp.  The CQ takes both.
+ * Sizing: the send queue holds concurrent_sends work requests (our
+ * send-queue slot budget, conn->cr.sq_size; nposted never exceeds
+ * concurrent_sends) + 1 for ib_drain_qp; the receive queue holds
+ * o2_rx_buffers(queue_depth) = 2 * queue_depth + 2 buffers (as o2iblnd
+ * v2: credited messages, credit-less replies and out-of-band NOOPs) + 1
+ * for ib_drain_qp.  The CQ takes both.
  * The CQ is polled from ib_comp_wq (IB_POLL_WORKQUEUE): completion
  * handlers run in process context.
  *
@@ -116,7 +121,7 @@ int o2_conn_setup_qp(struct o2_conn *conn)
 {
 	struct ib_qp_init_attr attr = {};
 	int qd = conn->cp.queue_depth;
-	int nsend = qd + 1, nrecv = 2 * qd + 2;
+	int nsend = o2_concurrent_sends + 1, nrecv = o2_rx_buffers(qd) + 1;
 	struct o2_dev *dev;
 	int rc;
 
@@ -124,7 +129,7 @@ int o2_conn_setup_qp(struct o2_conn *conn)
 	if (IS_ERR(dev))
 		return PTR_ERR(dev);
 	conn->dev = dev;
-	conn->nrx = 2 * qd + 1;
+	conn->nrx = o2_rx_buffers(qd);
 	rc = o2_rx_alloc(conn);
 	if (rc)
 		return rc;
@@ -148,7 +153,11 @@ int o2_conn_setup_qp(struct o2_conn *conn)
 	if (rc)
 		return rc;
 	conn->qp = conn->cmid->qp;
-	conn->credits = qd;
+	spin_lock(&conn->lock);
+	o2_credits_init(&conn->cr, qd, o2_peer_credits_hiw,
+			o2_concurrent_sends, o2_concurrent_sends);
+	conn->last_send = jiffies;
+	spin_unlock(&conn->lock);
 	return o2_rx_post_all(conn);
 }
 
@@ -253,6 +262,9 @@ void o2_conn_close(struct o2_conn *conn, int error)
 	spin_unlock(&ni->lock);
 	if (!closed)
 		return;
+	if (conn->active && old < O2_CONN_ESTABLISHED &&
+	    o2_connect_failed(error))
+		o2_peer_health(peer, false);
 	if (o2_connect_failed(error)) {
 		char nid[O2_NIDSTR_SIZE];
 

@@ -6,18 +6,24 @@
  * resources under memory pressure) and owns:
  *   - the first step of every active connect (cm_id creation and address
  *     resolution), so no cm_id is created inside a CM callback;
- *   - the teardown of every closed conn: rdma_disconnect -> ib_drain_qp ->
- *     fail unposted txs -> unmap/free rx -> destroy QP -> free CQ ->
- *     rdma_destroy_id, always outside that id's CM callback;
  *   - a scan every O2_SCAN_INTERVAL that closes conns whose connect phase
  *     (address resolution, route resolution, connect/accept) passed its
  *     deadline or whose oldest queued tx waited longer than the timeout
- *     parameter for credits, fails messages that waited for a conn past
- *     their deadline, and starts the connect of a peer whose messages
+ *     parameter for credits, fails messages that waited for a conn or
+ *     for LNet tx credits past their deadline, sends a keepalive NOOP
+ *     on a conn idle for the keepalive period, and starts the connect of a peer whose messages
  *     wait without a conn once its reconnect delay (a reject's retry
  *     delay or the backoff after a failed connect) has expired.  Only
  *     connd starts a reconnect, so attempts to a peer never overlap.
- * Being ordered, a conn's connect work always runs before its teardown.
+ *
+ * o2_reap_wq (unordered, WQ_MEM_RECLAIM) runs the teardown of every
+ * closed conn: rdma_disconnect -> ib_drain_qp -> fail unposted txs ->
+ * unmap/free rx -> destroy QP -> free CQ -> rdma_destroy_id, always
+ * outside that id's CM callback.  A teardown may block for long: rxe's
+ * destroy_qp waits up to 50 s for packets stuck in a stalled netdev (a
+ * paused peer), so teardowns never run on connd, whose deadlines must
+ * keep firing, nor behind each other.  A teardown first waits for the
+ * conn's connect work (flush_work()), so it never races with it.
  */
 #include <linux/slab.h>
 #include <linux/ratelimit.h>
@@ -27,6 +33,9 @@
 #define O2_SCAN_INTERVAL	(HZ / 4)
 
 struct workqueue_struct *o2_connd_wq;
+static struct workqueue_struct *o2_reap_wq;
+/* sends txs that got their LNet credits from a completing tx (lnet.c) */
+struct workqueue_struct *o2_tx_wq;
 static struct delayed_work o2_connd_scan_work;
 
 /*
@@ -44,15 +53,21 @@ static void o2_conn_teardown_fn(struct work_struct *work)
 	struct o2_conn *conn = container_of(work, struct o2_conn, teardown);
 	LIST_HEAD(txs);
 
+	if (conn->active)
+		flush_work(&conn->connect_work);
+
 	if (conn->cmid && conn->qp)
 		rdma_disconnect(conn->cmid);
 	if (conn->qp)
 		ib_drain_qp(conn->qp);
+	/* completions held back by a fault are handled (bounded delay) */
+	wait_event(o2_exit_waitq, !atomic_read(&conn->late_sends));
 	/* every completion has run: nothing is posted any more */
 	spin_lock(&conn->lock);
-	WARN_ON(conn->nposted);
+	WARN_ON(conn->cr.nposted || conn->cr.sq_used);
+	list_splice_init(&conn->tx_queue_nocred, &txs);
 	list_splice_init(&conn->tx_queue, &txs);
-	list_splice_init(&conn->tx_noops, &txs);
+	list_splice_init(&conn->tx_queue_rsrvd, &txs);
 	spin_unlock(&conn->lock);
 	/* never posted: sent again on a new conn where LNet would resend */
 	o2_tx_fail_or_resend(&txs, conn->error ? conn->error : -ECONNABORTED);
@@ -77,7 +92,7 @@ static void o2_conn_teardown_fn(struct work_struct *work)
 void o2_connd_teardown(struct o2_conn *conn)
 {
 	INIT_WORK(&conn->teardown, o2_conn_teardown_fn);
-	queue_work(o2_connd_wq, &conn->teardown);
+	queue_work(o2_reap_wq, &conn->teardown);
 }
 
 /* Fail the txs of @peer's queue that are past their deadline. */
@@ -92,6 +107,56 @@ static void o2_peer_expire_txs(struct o2_peer *peer, unsigned long now,
 }
 
 /*
+ * An ESTABLISHED conn idle for the keepalive period, with nothing posted
+ * and no NOOP waiting: check_sends will send a keepalive NOOP.
+ */
+static bool o2_conn_wants_keepalive(struct o2_conn *conn, unsigned long now)
+{
+	struct o2_tx *tx;
+	bool want;
+
+	spin_lock(&conn->lock);
+	want = conn->state == O2_CONN_ESTABLISHED && !conn->hold_sends &&
+	       !conn->cr.nposted &&
+	       time_after_eq(now, conn->last_send + o2_keepalive * HZ);
+	list_for_each_entry(tx, &conn->tx_queue_nocred, list)
+		if (tx->type == O2_MSG_NOOP)
+			want = false;
+	spin_unlock(&conn->lock);
+	return want;
+}
+
+#define O2_KEEPALIVE_BATCH	16
+
+/*
+ * Send keepalive NOOPs on the NI's idle conns, at most
+ * O2_KEEPALIVE_BATCH per scan (the rest wait for the next one).
+ */
+static void o2_connd_keepalives(struct o2_ni *ni)
+{
+	struct o2_conn *conn, *idle[O2_KEEPALIVE_BATCH];
+	unsigned long now = jiffies;
+	int i, n = 0;
+
+	if (!o2_keepalive)
+		return;
+	spin_lock(&ni->conns_lock);
+	list_for_each_entry(conn, &ni->conns, ni_list) {
+		if (n == O2_KEEPALIVE_BATCH)
+			break;
+		if (o2_conn_wants_keepalive(conn, now)) {
+			kref_get(&conn->ref);
+			idle[n++] = conn;
+		}
+	}
+	spin_unlock(&ni->conns_lock);
+	for (i = 0; i < n; i++) {
+		o2_conn_check_sends(idle[i]);
+		o2_conn_put(idle[i]);
+	}
+}
+
+/*
  * One pass over the NI's peers: at most one action (a conn closed or a
  * connect started), as those need ni->lock dropped.
  * Return: true if it stopped early for an action.
@@ -103,6 +168,9 @@ static bool o2_connd_scan_ni(struct o2_ni *ni)
 	unsigned long now = jiffies;
 	LIST_HEAD(late);
 	int bkt;
+
+	/* messages waiting for LNet tx credits past their deadline fail */
+	o2_ni_expire_credit_waits(ni, now);
 
 	/* parked requests (fault injection) are only on ni->conns */
 	spin_lock(&ni->conns_lock);
@@ -211,6 +279,7 @@ static void o2_connd_scan_fn(struct work_struct *work)
 			if (!o2_connd_scan_ni(ni))
 				break;
 		}
+		o2_connd_keepalives(ni);
 	}
 	queue_delayed_work(o2_connd_wq, &o2_connd_scan_work, O2_SCAN_INTERVAL);
 }
@@ -225,6 +294,16 @@ int o2_connd_init(void)
 	o2_connd_wq = alloc_ordered_workqueue("o2lnd_connd", WQ_MEM_RECLAIM);
 	if (!o2_connd_wq)
 		return -ENOMEM;
+	o2_tx_wq = alloc_workqueue("o2lnd_tx", WQ_MEM_RECLAIM, 0);
+	o2_reap_wq = alloc_workqueue("o2lnd_reap", WQ_MEM_RECLAIM, 0);
+	if (!o2_tx_wq || !o2_reap_wq) {
+		if (o2_tx_wq)
+			destroy_workqueue(o2_tx_wq);
+		if (o2_reap_wq)
+			destroy_workqueue(o2_reap_wq);
+		destroy_workqueue(o2_connd_wq);
+		return -ENOMEM;
+	}
 	INIT_DELAYED_WORK(&o2_connd_scan_work, o2_connd_scan_fn);
 	return 0;
 }
@@ -245,5 +324,7 @@ void o2_connd_start_scan(void)
 void o2_connd_exit(void)
 {
 	cancel_delayed_work_sync(&o2_connd_scan_work);
+	destroy_workqueue(o2_reap_wq);
+	destroy_workqueue(o2_tx_wq);
 	destroy_workqueue(o2_connd_wq);
 }

@@ -33,8 +33,13 @@ static DEFINE_MUTEX(o2_nis_mutex);
  * @list: in o2_pings
  * @nid: the target
  * @cookie: the GET's return_wmd object cookie
- * @done: completed by the REPLY or by a send failure
- * @finished: @status is final
+ * @done: completed once @finished
+ * @finished: @status is final: the REPLY and the GET's Send completion
+ *	both arrived (a tx completes only after its Send completion, even
+ *	when the reply is faster), or the GET failed
+ * @replied: the REPLY arrived
+ * @sent: the GET's Send completed
+ * @ni: the NI it was sent from (for the early_replies count)
  * @status: 0 or an errno
  * @len: reply bytes in @buf
  * @buf: the reply's ping info
@@ -45,6 +50,9 @@ struct o2_ping_req {
 	u64 cookie;
 	struct completion done;
 	bool finished;
+	bool replied;
+	bool sent;
+	struct o2_ni *ni;
 	int status;
 	u32 len;
 	u8 buf[O2_PING_BUF_SIZE];
@@ -133,6 +141,8 @@ struct o2_peer *o2_peer_find_or_create(struct o2_ni *ni, u64 nid)
 	peer->nid = nid;
 	INIT_LIST_HEAD(&peer->conns);
 	INIT_LIST_HEAD(&peer->tx_queue);
+	INIT_LIST_HEAD(&peer->credit_q);
+	o2_txcr_init(&peer->txcr, o2_peer_credits);
 	o2_our_connparams(&peer->cp);
 
 	spin_lock(&ni->lock);
@@ -157,7 +167,8 @@ static void o2_peer_release(struct kref *ref)
 {
 	struct o2_peer *peer = container_of(ref, struct o2_peer, ref);
 
-	WARN_ON(!list_empty(&peer->conns) || !list_empty(&peer->tx_queue));
+	WARN_ON(!list_empty(&peer->conns) || !list_empty(&peer->tx_queue) ||
+		!list_empty(&peer->credit_q) || peer->ntx);
 	refcount_dec(&peer->ni->ref);
 	kfree(peer);
 	if (atomic_dec_and_test(&o2_npeers))
@@ -173,40 +184,27 @@ void o2_peer_put(struct o2_peer *peer)
 	kref_put(&peer->ref, o2_peer_release);
 }
 
-/**
- * o2_ni_launch() - send a tx to @nid, connecting first if needed
- * @ni: the NI to send from
- * @nid: the destination
- * @tx: the tx; its reference passes to o2lnd whatever happens (a failure
- *	completes the tx with an error status)
- *
- * May sleep.
- *
- * Return: 0 if the tx was queued, else the errno it failed with.
+/*
+ * Send a tx that holds its LNet credits to its peer: on an ESTABLISHED
+ * conn, or queued for one (connecting first if nothing is under way).
+ * Return: 0 if it was queued, else the errno it failed with.
  */
-int o2_ni_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx)
+static int o2_peer_send(struct o2_peer *peer, struct o2_tx *tx)
 {
 	struct o2_conn *conn = NULL, *c;
+	struct o2_ni *ni = peer->ni;
 	bool connect = false;
-	struct o2_peer *peer;
 	LIST_HEAD(fail);
 	int rc = 0, tries = 0;
 
-	tx->nid = nid;
-	if (!tx->has_deadline) {
-		tx->deadline = jiffies + o2_timeout * HZ;
-		tx->has_deadline = true;
-	}
-	peer = o2_peer_find_or_create(ni, nid);
-	if (!peer) {
-		rc = READ_ONCE(ni->shutdown) ? -ESHUTDOWN : -ENOMEM;
-		tx->status = rc;
-		o2_tx_put(tx);
-		return rc;
-	}
-	trace_o2lnd_tx_queued(ni->nid, nid, tx->type, tx->nob, 0);
 again:
 	spin_lock(&ni->lock);
+	if (ni->shutdown) {
+		spin_unlock(&ni->lock);
+		tx->status = -ESHUTDOWN;
+		o2_tx_put(tx);
+		return -ESHUTDOWN;
+	}
 	list_for_each_entry(c, &peer->conns, peer_list) {
 		if (READ_ONCE(c->state) == O2_CONN_ESTABLISHED) {
 			conn = c;
@@ -247,8 +245,249 @@ again:
 			o2_tx_fail_list(&fail, rc);
 		}
 	}
-	o2_peer_put(peer);
 	return rc;
+}
+
+/*
+ * Take the NI tx credit for @tx, which holds its peer credit.  Caller
+ * holds ni->lock.  Return: true if it may be sent now, false if it waits
+ * on ni->credit_q.
+ */
+static bool o2_tx_take_ni_credit(struct o2_ni *ni, struct o2_tx *tx)
+{
+	if (o2_txcr_take(&ni->txcr)) {
+		tx->held |= O2_TX_HELD_NI;
+		return true;
+	}
+	tx->held |= O2_TX_QUEUED;
+	list_add_tail(&tx->list, &ni->credit_q);
+	return false;
+}
+
+/**
+ * o2_ni_launch() - send a tx to @nid, connecting first if needed
+ * @ni: the NI to send from
+ * @nid: the destination
+ * @tx: the tx; its reference passes to o2lnd whatever happens (a failure
+ *	completes the tx with an error status)
+ *
+ * On its first launch a tx takes a tx credit of its peer, then one of
+ * the NI, as LNet does (lnet_post_send_locked()); without one it waits
+ * on the peer's or the NI's credit queue (the credits go below zero)
+ * until a completing tx hands its credit over, or until its deadline
+ * (connd fails it with -ETIMEDOUT).  A peer holds at most o2_credits
+ * messages, in flight and waiting: one more fails with -ENOBUFS, so a
+ * dead peer cannot take every tx of the NI.  A tx launched again (a
+ * resend after its conn broke) keeps the credits it holds.
+ *
+ * May sleep.
+ *
+ * Return: 0 if the tx was queued, else the errno it failed with.
+ */
+int o2_ni_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx)
+{
+	struct o2_peer *peer;
+	bool send = true;
+	int rc;
+
+	tx->nid = nid;
+	if (!tx->has_deadline) {
+		tx->deadline = jiffies + o2_timeout * HZ;
+		tx->has_deadline = true;
+	}
+	if (tx->peer)
+		return o2_peer_send(tx->peer, tx);	/* a resend */
+
+	peer = o2_peer_find_or_create(ni, nid);
+	if (!peer) {
+		rc = READ_ONCE(ni->shutdown) ? -ESHUTDOWN : -ENOMEM;
+		tx->status = rc;
+		o2_tx_put(tx);
+		return rc;
+	}
+	trace_o2lnd_tx_queued(ni->nid, nid, tx->type, tx->nob, 0);
+	spin_lock(&ni->lock);
+	if (ni->shutdown || peer->ntx >= o2_credits) {
+		rc = ni->shutdown ? -ESHUTDOWN : -ENOBUFS;
+		spin_unlock(&ni->lock);
+		if (rc == -ENOBUFS) {
+			char str[O2_NIDSTR_SIZE];
+
+			atomic64_inc(&ni->stats.tx_no_credit_drops);
+			pr_warn_ratelimited("o2lnd: %s: %d messages to %s already waiting or in flight: dropped one\n",
+					    ni->net, o2_credits,
+					    o2_nid_format(nid, str,
+							  sizeof(str)));
+		}
+		o2_peer_put(peer);
+		tx->status = rc;
+		o2_tx_put(tx);
+		return rc;
+	}
+	/* the caller's reference passes to the tx */
+	tx->peer = peer;
+	peer->ntx++;
+	if (o2_txcr_take(&peer->txcr)) {
+		tx->held |= O2_TX_HELD_PEER;
+		send = o2_tx_take_ni_credit(ni, tx);
+	} else {
+		tx->held |= O2_TX_QUEUED;
+		list_add_tail(&tx->list, &peer->credit_q);
+		send = false;
+	}
+	spin_unlock(&ni->lock);
+	return send ? o2_peer_send(peer, tx) : 0;
+}
+
+/**
+ * o2_ni_credit_work() - send the txs that got their credits
+ * @work: ni->credit_work
+ *
+ * Runs in o2_tx_wq.  A tx that completes hands its credits to the next
+ * waiting one (o2_tx_credits_return()), which is sent from here rather
+ * than from the completion: no completion sends inline, and a chain of
+ * sends that fail at once never recurses.
+ */
+void o2_ni_credit_work(struct work_struct *work)
+{
+	struct o2_ni *ni = container_of(work, struct o2_ni, credit_work);
+	struct o2_tx *tx;
+	LIST_HEAD(ready);
+
+	spin_lock(&ni->lock);
+	list_splice_init(&ni->ready, &ready);
+	spin_unlock(&ni->lock);
+	while ((tx = list_first_entry_or_null(&ready, struct o2_tx, list))) {
+		list_del_init(&tx->list);
+		o2_peer_send(tx->peer, tx);
+	}
+}
+
+/**
+ * o2_tx_credits_return() - a tx completes: give back its LNet credits
+ * @tx: the tx (from its release; it is on no list)
+ *
+ * A credit given back goes to the first tx waiting for it: a tx that
+ * gets its peer credit then asks for its NI credit; one that holds both
+ * is sent by ni->credit_work.
+ */
+void o2_tx_credits_return(struct o2_tx *tx)
+{
+	struct o2_peer *peer = tx->peer;
+	struct o2_ni *ni = peer->ni;
+	struct o2_tx *next;
+	bool kick = false;
+
+	spin_lock(&ni->lock);
+	peer->ntx--;
+	if ((tx->held & O2_TX_HELD_NI) && o2_txcr_return(&ni->txcr)) {
+		next = list_first_entry(&ni->credit_q, struct o2_tx, list);
+		list_move_tail(&next->list, &ni->ready);
+		next->held = (next->held & ~O2_TX_QUEUED) | O2_TX_HELD_NI;
+		kick = true;
+	}
+	if ((tx->held & O2_TX_HELD_PEER) && o2_txcr_return(&peer->txcr)) {
+		next = list_first_entry(&peer->credit_q, struct o2_tx, list);
+		list_del_init(&next->list);
+		next->held = (next->held & ~O2_TX_QUEUED) | O2_TX_HELD_PEER;
+		if (o2_tx_take_ni_credit(ni, next)) {
+			list_add_tail(&next->list, &ni->ready);
+			kick = true;
+		}
+	}
+	tx->held = 0;
+	spin_unlock(&ni->lock);
+	if (kick)
+		queue_work(o2_tx_wq, &ni->credit_work);
+}
+
+/*
+ * Take the txs waiting on a credit queue whose deadline passed (all of
+ * them if @all) off it, onto @out.  Caller holds ni->lock.
+ */
+static void o2_credit_q_expire(struct list_head *q, struct o2_txcr *cr,
+			       unsigned long now, bool all,
+			       struct list_head *out)
+{
+	struct o2_tx *tx, *tmp;
+
+	list_for_each_entry_safe(tx, tmp, q, list) {
+		if (!all && !time_after(now, tx->deadline))
+			continue;
+		list_move_tail(&tx->list, out);
+		tx->held &= ~O2_TX_QUEUED;
+		o2_txcr_unqueue(cr);
+	}
+}
+
+static void o2_ni_take_credit_waits(struct o2_ni *ni, unsigned long now,
+				    bool all, struct list_head *out)
+{
+	struct o2_peer *peer;
+	int bkt;
+
+	spin_lock(&ni->lock);
+	o2_credit_q_expire(&ni->credit_q, &ni->txcr, now, all, out);
+	hash_for_each(ni->peers, bkt, peer, node)
+		o2_credit_q_expire(&peer->credit_q, &peer->txcr, now, all,
+				   out);
+	spin_unlock(&ni->lock);
+}
+
+/**
+ * o2_ni_expire_credit_waits() - fail txs that waited too long for credits
+ * @ni: the NI
+ * @now: jiffies
+ *
+ * A tx still waiting for a peer or NI tx credit past its deadline fails
+ * with -ETIMEDOUT (connd, every scan).  It leaves the queue without a
+ * credit: the counts move back up, nobody else is woken.
+ */
+void o2_ni_expire_credit_waits(struct o2_ni *ni, unsigned long now)
+{
+	LIST_HEAD(late);
+
+	o2_ni_take_credit_waits(ni, now, false, &late);
+	o2_tx_fail_list(&late, -ETIMEDOUT);
+}
+
+/**
+ * o2_peer_health() - record a success or a failure of a peer
+ * @peer: the peer
+ * @ok: a message came from it or a Send to it completed; else a message
+ *	to it failed or a connect to it failed
+ *
+ * O2LND_PEER_DOWN_FAILURES failures in a row mark it down; a success
+ * marks it up.  Any context without o2lnd locks; cheap on the success
+ * path of a healthy peer (no lock).
+ */
+void o2_peer_health(struct o2_peer *peer, bool ok)
+{
+	struct o2_ni *ni = peer->ni;
+	char nid[O2_NIDSTR_SIZE];
+	bool up = false, down = false;
+
+	if (ok) {
+		WRITE_ONCE(peer->alive, jiffies ? jiffies : 1);
+		if (!READ_ONCE(peer->failures) && !READ_ONCE(peer->down))
+			return;
+	}
+	spin_lock(&ni->lock);
+	if (ok) {
+		peer->failures = 0;
+		up = peer->down;
+		peer->down = false;
+	} else if (++peer->failures >= O2LND_PEER_DOWN_FAILURES &&
+		   !peer->down) {
+		peer->down = true;
+		peer->downs++;
+		down = true;
+	}
+	spin_unlock(&ni->lock);
+	if (up || down)
+		pr_info_ratelimited("o2lnd: %s: peer %s is %s\n", ni->net,
+				    o2_nid_format(peer->nid, nid, sizeof(nid)),
+				    up ? "up again" : "down");
 }
 
 /*
@@ -265,15 +504,25 @@ static bool o2_ping_finish(u64 cookie, u64 from, int status,
 	spin_lock(&o2_ping_lock);
 	list_for_each_entry(ping, &o2_pings, list) {
 		if (ping->cookie != cookie || ping->finished ||
-		    (data && ping->nid != from))
+		    (data && (ping->nid != from || ping->replied)))
 			continue;
-		ping->finished = true;
-		ping->status = status;
-		ping->len = min_t(u32, len, sizeof(ping->buf));
-		if (data)
-			memcpy(ping->buf, data, ping->len);
-		complete(&ping->done);
 		found = true;
+		if (data) {
+			ping->replied = true;
+			ping->len = min_t(u32, len, sizeof(ping->buf));
+			memcpy(ping->buf, data, ping->len);
+			if (!ping->sent)
+				atomic64_inc(&ping->ni->stats.early_replies);
+		} else if (status) {
+			ping->status = status;
+		} else {
+			ping->sent = true;
+		}
+		/* done once both halves are in, or at the first error */
+		if (ping->status || (ping->replied && ping->sent)) {
+			ping->finished = true;
+			complete(&ping->done);
+		}
 		break;
 	}
 	spin_unlock(&o2_ping_lock);
@@ -281,12 +530,14 @@ static bool o2_ping_finish(u64 cookie, u64 from, int status,
 }
 
 /**
- * o2_lnet_tx_done() - a tx completed; report a failed ping
+ * o2_lnet_tx_done() - a tx completed (after its Send completion)
  * @tx: the tx
+ *
+ * A ping's GET counts as sent; a ping whose GET failed fails.
  */
 void o2_lnet_tx_done(struct o2_tx *tx)
 {
-	if (tx->status && tx->ping_cookie)
+	if (tx->ping_cookie)
 		o2_ping_finish(tx->ping_cookie, 0, tx->status, NULL, 0);
 }
 
@@ -493,6 +744,7 @@ int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out)
 	if (!ping)
 		return -ENOMEM;
 	init_completion(&ping->done);
+	ping->ni = ni;
 	ping->nid = nid;
 	ping->cookie = atomic64_inc_return(&o2_ping_cookie);
 	tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
@@ -595,6 +847,20 @@ void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out)
 	out->rejects_sent = atomic64_read(&ni->stats.rejects_sent);
 	out->rejects_received = atomic64_read(&ni->stats.rejects_received);
 	out->error_count = atomic64_read(&ni->stats.error_count);
+	spin_lock(&ni->lock);
+	out->tx_credits = ni->txcr.avail;
+	out->tx_credits_min = ni->txcr.min;
+	out->tx_queued = ni->txcr.queued;
+	spin_unlock(&ni->lock);
+	out->ntx = o2_ntx;
+	out->tx_live = atomic_read(&ni->tx_live);
+	out->peer_credits_hiw = o2_peer_credits_hiw;
+	out->concurrent_sends = o2_concurrent_sends;
+	out->keepalive_s = o2_keepalive;
+	out->tx_timeouts = atomic64_read(&ni->stats.tx_timeouts);
+	out->tx_no_credit_drops = atomic64_read(&ni->stats.tx_no_credit_drops);
+	out->keepalives = atomic64_read(&ni->stats.keepalives);
+	out->early_replies = atomic64_read(&ni->stats.early_replies);
 }
 
 /* ---- NI setup and teardown ---- */
@@ -784,6 +1050,10 @@ static int o2_ni_create(const struct o2_ni_spec *spec, u32 index)
 	INIT_LIST_HEAD(&ni->conns);
 	hash_init(ni->peers);
 	atomic_set(&ni->tx_live, 0);
+	o2_txcr_init(&ni->txcr, o2_credits);
+	INIT_LIST_HEAD(&ni->credit_q);
+	INIT_LIST_HEAD(&ni->ready);
+	INIT_WORK(&ni->credit_work, o2_ni_credit_work);
 	ni->index = index;
 	ni->nid = nid;
 	ni->addr = addr;
@@ -993,6 +1263,17 @@ int o2_peer_show(u32 ni_index, u32 index, struct o2lnd_ioc_peer *out)
 		out->error_count = atomic64_read(&peer->st.error_count);
 		out->send_bytes = atomic64_read(&peer->st.send_bytes);
 		out->recv_bytes = atomic64_read(&peer->st.recv_bytes);
+		out->tx_credits = peer->txcr.avail;
+		out->tx_credits_max = peer->txcr.max;
+		out->tx_credits_min = peer->txcr.min;
+		out->credit_queued = peer->txcr.queued;
+		out->health = peer->down ? O2LND_HEALTH_DOWN : O2LND_HEALTH_UP;
+		out->failures = peer->failures;
+		out->downs = peer->downs;
+		out->alive_ms = READ_ONCE(peer->alive) ?
+				jiffies_to_msecs(now - READ_ONCE(peer->alive)) :
+				~0U;
+		out->tx_timeouts = atomic64_read(&peer->st.tx_timeouts);
 	}
 	spin_unlock(&ni->lock);
 	return found ? 0 : -ENOENT;
@@ -1035,10 +1316,20 @@ int o2_conn_show(u32 ni_index, u32 index, struct o2lnd_ioc_conn *out)
 			out->deadline_ms = o2_ms_left(conn->deadline, now);
 		out->queue_depth = conn->cp.queue_depth;
 		out->max_frags = conn->cp.max_frags;
-		out->credits = conn->credits;
-		out->outstanding = conn->outstanding;
-		out->nposted = conn->nposted;
-		out->tx_queued = list_count_nodes(&conn->tx_queue);
+		out->credits = conn->cr.credits;
+		out->outstanding = conn->cr.outstanding;
+		out->nposted = conn->cr.nposted;
+		out->tx_queued = list_count_nodes(&conn->tx_queue) +
+				 list_count_nodes(&conn->tx_queue_rsrvd);
+		out->reserved_credits = conn->cr.reserved;
+		out->concurrent_sends = conn->cr.concurrent_sends;
+		out->sq_size = conn->cr.sq_size;
+		out->sq_free = conn->cr.sq_size - conn->cr.sq_used;
+		out->noops_posted = conn->cr.noops_posted;
+		out->noops_queued = list_count_nodes(&conn->tx_queue_nocred);
+		out->idle_ms = conn->last_send ?
+			       jiffies_to_msecs(now - conn->last_send) : 0;
+		out->keepalives = conn->keepalives;
 		out->error = conn->error;
 		out->qp_num = conn->qp ? conn->qp->qp_num : 0;
 		out->nrx = conn->rxs ? conn->nrx : 0;
@@ -1130,6 +1421,10 @@ void o2_nis_stop(void)
 	mutex_unlock(&o2_nis_mutex);
 
 	list_for_each_entry(ni, &o2_nis, list) {
+		/* nothing waits for credits any more, so nothing is handed on */
+		o2_ni_take_credit_waits(ni, jiffies, true, &fail);
+		o2_tx_fail_list(&fail, -ESHUTDOWN);
+		flush_work(&ni->credit_work);
 		o2_ni_close_conns(ni, NULL, -ESHUTDOWN);
 		spin_lock(&ni->lock);
 		hash_for_each(ni->peers, bkt, peer, node) {

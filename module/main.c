@@ -25,13 +25,33 @@ int o2_peer_credits = 8;
 module_param_named(peer_credits, o2_peer_credits, int, 0444);
 MODULE_PARM_DESC(peer_credits, "messages in flight per connection (2..255)");
 
+int o2_peer_credits_hiw;
+module_param_named(peer_credits_hiw, o2_peer_credits_hiw, int, 0444);
+MODULE_PARM_DESC(peer_credits_hiw,
+		 "credits owed before a NOOP returns them (peer_credits/2..peer_credits-1; 0: peer_credits-1)");
+
+int o2_concurrent_sends;
+module_param_named(concurrent_sends, o2_concurrent_sends, int, 0444);
+MODULE_PARM_DESC(concurrent_sends,
+		 "Sends in flight per connection (peer_credits/2..2*peer_credits; 0: peer_credits)");
+
+int o2_ntx = 512;
+module_param_named(ntx, o2_ntx, int, 0444);
+MODULE_PARM_DESC(ntx, "messages alive per NI, queued ones included (credits..65536)");
+
+int o2_keepalive = 100;
+module_param_named(keepalive, o2_keepalive, int, 0444);
+MODULE_PARM_DESC(keepalive,
+		 "idle seconds before a keepalive NOOP (0..3600; 0: off)");
+
 int o2_timeout = 50;
 module_param_named(timeout, o2_timeout, int, 0444);
 MODULE_PARM_DESC(timeout, "tx and connect timeout in seconds (1..3600)");
 
 int o2_credits = 256;
 module_param_named(credits, o2_credits, int, 0444);
-MODULE_PARM_DESC(credits, "messages alive per NI (8..16384)");
+MODULE_PARM_DESC(credits,
+		 "NI tx credits: messages in flight per NI, and the most one peer may hold (8..16384)");
 
 int o2_ack_timeout = 16;
 module_param_named(ack_timeout, o2_ack_timeout, int, 0444);
@@ -48,15 +68,28 @@ static int o2_check_param(const char *name, int val, int min, int max)
 
 static int __init o2_init(void)
 {
+	struct o2_tunables t = {
+		.peer_credits = o2_peer_credits,
+		.peer_credits_hiw = o2_peer_credits_hiw,
+		.concurrent_sends = o2_concurrent_sends,
+		.credits = o2_credits,
+		.ntx = o2_ntx,
+		.timeout = o2_timeout,
+		.keepalive = o2_keepalive,
+	};
+	char why[128];
 	int rc;
 
 	o2_wire_size_checks();
 	if (o2_check_param("service", o2_service, 1, 65535) ||
-	    o2_check_param("peer_credits", o2_peer_credits, 2, 255) ||
-	    o2_check_param("timeout", o2_timeout, 1, 3600) ||
-	    o2_check_param("credits", o2_credits, 8, 16384) ||
 	    o2_check_param("ack_timeout", o2_ack_timeout, 12, 24))
 		return -EINVAL;
+	if (o2_tunables_check(&t, why, sizeof(why))) {
+		pr_err("o2lnd: %s\n", why);
+		return -EINVAL;
+	}
+	o2_peer_credits_hiw = t.peer_credits_hiw;
+	o2_concurrent_sends = t.concurrent_sends;
 
 	rc = o2_dev_init();
 	if (rc) {

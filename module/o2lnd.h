@@ -21,9 +21,19 @@
  *     completion handlers run in process context, take plain spinlocks
  *     and may allocate with GFP_KERNEL (never while holding a lock);
  *   - connd: o2_connd_wq (ordered, WQ_MEM_RECLAIM) runs the first step
- *     of each active connect, each conn's teardown and the deadline /
- *     reconnect scan (every 250 ms); see connd.c;
+ *     of each active connect and the deadline / reconnect / keepalive
+ *     scan (every 250 ms); each conn's teardown runs on o2_reap_wq, so a
+ *     slow destroy never holds the deadlines up; see connd.c;
+ *   - o2_tx_wq runs ni->credit_work: messages that got their LNet tx
+ *     credits from a completing message are sent from there, never from
+ *     the completion itself (lnet.c);
  *   - ioctls run in the caller's context.
+ *
+ * Credits (credits.h): per conn under conn->lock (o2iblnd v2 credits,
+ * reserved credits, sends in flight, send-queue slots), per peer and per
+ * NI under ni->lock (LNet tx credits, below zero while messages queue).
+ * A tx's LNet credits are returned by its release, i.e. after its Send
+ * completion, never earlier.
  *
  * LOCK ORDER (outer to inner):
  *   o2_nis_mutex (lnet.c; sleeping: listener destruction, held across
@@ -65,6 +75,7 @@
 #include "nid.h"
 #include "state.h"
 #include "fault.h"
+#include "credits.h"
 
 #define O2_VERSION		"0.1.0"
 /*
@@ -86,8 +97,13 @@ extern int o2_peer_credits;
 extern int o2_timeout;
 extern int o2_credits;
 extern int o2_ack_timeout;
+extern int o2_peer_credits_hiw;
+extern int o2_concurrent_sends;
+extern int o2_ntx;
+extern int o2_keepalive;
 
 extern struct workqueue_struct *o2_connd_wq;
+extern struct workqueue_struct *o2_tx_wq;
 extern struct list_head o2_nis;
 extern int o2_nnis;
 extern atomic_t o2_nconns;
@@ -127,7 +143,13 @@ struct o2_dev {
  * @peers: peer table keyed by NID
  * @up: accepting connections
  * @shutdown: module unload in progress
- * @tx_live: txs alive on this NI (bounded by o2_credits)
+ * @tx_live: txs alive on this NI (bounded by o2_ntx; NOOPs not counted)
+ * @txcr: NI tx credits (ni->lock)
+ * @credit_q: txs waiting for an NI tx credit (ni->lock)
+ * @ready: txs that got their credits from a completing tx, sent by
+ *	@credit_work (ni->lock)
+ * @credit_work: sends @ready (so a completion never sends inline and a
+ *	chain of failures never recurses)
  * @conns_lock: protects @conns
  * @conns: every conn of the NI from allocation to release, whatever its
  *	state (so zombies stay visible)
@@ -150,6 +172,10 @@ struct o2_ni {
 	bool up;
 	bool shutdown;
 	atomic_t tx_live;
+	struct o2_txcr txcr;
+	struct list_head credit_q;
+	struct list_head ready;
+	struct work_struct credit_work;
 	spinlock_t conns_lock;	/* conns */
 	struct list_head conns;
 	struct {
@@ -163,6 +189,10 @@ struct o2_ni {
 		atomic64_t rejects_sent;
 		atomic64_t rejects_received;
 		atomic64_t error_count;
+		atomic64_t tx_timeouts;
+		atomic64_t tx_no_credit_drops;
+		atomic64_t keepalives;
+		atomic64_t early_replies;
 	} stats;
 };
 
@@ -174,6 +204,14 @@ struct o2_ni {
  * @nid: the peer's NID
  * @conns: its conns that are not closing (ni->lock)
  * @tx_queue: txs waiting for a connection (ni->lock)
+ * @txcr: LNet peer tx credits (ni->lock)
+ * @credit_q: txs waiting for a peer tx credit (ni->lock)
+ * @ntx: txs of this peer alive, bounded by o2_credits (ni->lock)
+ * @down: health: marked down after O2LND_PEER_DOWN_FAILURES failures in a
+ *	row, up again on a success (ni->lock)
+ * @failures: failures in a row (ni->lock)
+ * @downs: times it was marked down (ni->lock)
+ * @alive: jiffies when last heard from, 0 never (READ_ONCE/WRITE_ONCE)
  * @incarnation: last known incarnation of the peer, 0 if unknown
  * @cp: parameters for the next active connect (adopted from a reject)
  * @reconnect: a reconnect is scheduled at @reconnect_at
@@ -197,6 +235,13 @@ struct o2_peer {
 	u64 nid;
 	struct list_head conns;
 	struct list_head tx_queue;
+	struct o2_txcr txcr;
+	struct list_head credit_q;
+	int ntx;
+	bool down;
+	u32 failures;
+	u32 downs;
+	unsigned long alive;
 	u64 incarnation;
 	struct o2_connparams cp;
 	bool reconnect;
@@ -226,6 +271,7 @@ struct o2_peer {
 		atomic64_t error_count;
 		atomic64_t send_bytes;
 		atomic64_t recv_bytes;
+		atomic64_t tx_timeouts;
 	} st;
 };
 
@@ -272,11 +318,15 @@ struct o2_rx {
  * @error: why it closes
  * @cp: negotiated parameters
  * @peer_stamp: the peer's incarnation on this conn
- * @credits: messages we may still send
- * @outstanding: credits we owe the peer
- * @nposted: Sends posted and not completed (send queue slots)
- * @tx_queue: txs waiting for credits/slots
- * @tx_noops: NOOPs (need no credit)
+ * @cr: credits, reserved credits, sends in flight, send-queue slots
+ *	(credits.h)
+ * @tx_queue: credited txs waiting for a credit or a slot
+ * @tx_queue_rsrvd: requests waiting for a reserved credit
+ * @tx_queue_nocred: NOOPs and completions (need no credit)
+ * @last_send: jiffies of the last Send posted (keepalive)
+ * @keepalives: keepalive NOOPs sent
+ * @late_sends: Send completions held back by a SEND_DELAY fault; teardown
+ *	waits for them after the drain
  * @hold_sends: iWARP passive side: nothing is posted until the first
  *	message arrives (the initiator must send first, RDMAP/MPA)
  * @greet: iWARP active side: send a NOOP at once if nothing else goes,
@@ -306,11 +356,13 @@ struct o2_conn {
 	int error;
 	struct o2_connparams cp;
 	u64 peer_stamp;
-	int credits;
-	int outstanding;
-	int nposted;
+	struct o2_credits cr;
 	struct list_head tx_queue;
-	struct list_head tx_noops;
+	struct list_head tx_queue_rsrvd;
+	struct list_head tx_queue_nocred;
+	unsigned long last_send;
+	u32 keepalives;
+	atomic_t late_sends;
 	bool hold_sends;
 	bool greet;
 	int nrx;
@@ -338,6 +390,13 @@ struct o2_conn {
  * @nid: destination NID (set by o2_ni_launch())
  * @has_deadline: @deadline was set by the owner (else launch sets it to
  *	the timeout parameter)
+ * @peer: the LNet peer whose tx credit it takes (a reference), set at the
+ *	first launch; NULL for NOOPs
+ * @held: O2_TX_HELD_* credits it holds, returned when it completes
+ * @keepalive: a NOOP sent because the conn was idle
+ * @wrs: work requests it posts (send-queue slots)
+ * @late_work: handles a Send completion held back by a SEND_DELAY fault
+ * @late_status: that completion's status
  */
 struct o2_tx {
 	struct ib_cqe cqe;
@@ -356,7 +415,17 @@ struct o2_tx {
 	int resends;
 	u64 nid;
 	bool has_deadline;
+	struct o2_peer *peer;
+	u8 held;
+	bool keepalive;
+	int wrs;
+	struct delayed_work late_work;
+	enum ib_wc_status late_status;
 };
+
+#define O2_TX_HELD_PEER	0x1	/* a peer tx credit */
+#define O2_TX_HELD_NI	0x2	/* an NI tx credit */
+#define O2_TX_QUEUED	0x4	/* on peer->credit_q or ni->credit_q */
 
 /* dev.c */
 int o2_dev_init(void);
@@ -404,6 +473,10 @@ unsigned long o2_connect_timeout(void);
 
 /* lnet.c */
 int o2_ni_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx);
+void o2_ni_credit_work(struct work_struct *work);
+void o2_tx_credits_return(struct o2_tx *tx);
+void o2_peer_health(struct o2_peer *peer, bool ok);
+void o2_ni_expire_credit_waits(struct o2_ni *ni, unsigned long now);
 struct o2_peer *o2_peer_find_locked(struct o2_ni *ni, u64 nid);
 struct o2_peer *o2_peer_find_or_create(struct o2_ni *ni, u64 nid);
 void o2_peer_put(struct o2_peer *peer);

@@ -124,9 +124,9 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct o2_msg_hdr *hdr = rx->msg;
 	struct o2_msg_expect exp = {};
 	struct o2_fault_hit hit;
-	int rc, credits;
+	enum o2_rx_credit credit;
+	int rc;
 	u8 type = 0;
-	bool credit;
 
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
@@ -153,10 +153,7 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 
 	spin_lock(&conn->lock);
-	credits = o2_credits_grant(conn->credits, hdr->credits,
-				   conn->cp.queue_depth);
-	if (credits >= 0)
-		conn->credits = credits;
+	rc = o2_credits_receive(&conn->cr, hdr->credits);
 	conn->hold_sends = false;	/* iWARP: the initiator has spoken */
 	/*
 	 * A message on a conn still waiting for ESTABLISHED: the peer has
@@ -168,20 +165,21 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	    time_after(conn->deadline, jiffies + O2_ESTABLISH_GRACE))
 		conn->deadline = jiffies + O2_ESTABLISH_GRACE;
 	spin_unlock(&conn->lock);
-	if (credits < 0) {
-		o2_rx_protocol_error(conn, "credit overflow", -EPROTO);
+	if (rc) {
+		o2_rx_protocol_error(conn, "credit overflow", rc);
 		return;
 	}
 	if (hdr->credits)
 		trace_o2lnd_credits_returned(conn->ni->nid, conn->peer->nid,
-					     hdr->credits, credits);
+					     hdr->credits,
+					     READ_ONCE(conn->cr.credits));
+	o2_peer_health(conn->peer, true);
 
+	credit = o2_rx_credit_of(hdr->type);
 	switch (hdr->type) {
 	case O2_MSG_NOOP:
-		credit = false;
 		break;
 	case O2_MSG_IMMEDIATE:
-		credit = true;
 		if (o2_fault_fire(O2LND_FAULT_MSG_DROP, hdr->type,
 				  conn->ni->nid, conn->peer->nid, &hit)) {
 			/* lost after the wire: its credit still returns */
@@ -205,8 +203,8 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	spin_lock(&conn->lock);
 	rc = o2_rx_post_locked(conn, rx);
-	if (!rc && credit)
-		conn->outstanding++;
+	if (!rc)
+		o2_credits_repost(&conn->cr, credit);
 	spin_unlock(&conn->lock);
 	if (rc && rc != -ECONNABORTED)
 		o2_conn_close(conn, rc);

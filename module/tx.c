@@ -3,13 +3,18 @@
  * o2lnd: outgoing messages: allocation, queueing, credits and send-queue
  * slots, posting and Send completions.
  *
- * Credits follow o2iblnd v2: conn->credits is what the peer lets us send
- * (one per message, NOOPs excepted: they travel out of band and the
- * receiver keeps spare buffers for them); conn->outstanding is what we
- * owe the peer and rides on every message we send.  A NOOP goes out when
- * we owe queue_depth - 1 credits and nothing else can carry them.
- * conn->nposted counts posted Sends: a slot budget separate from the
- * peer's credits, freed only by Send completions.
+ * Per-connection credits follow o2iblnd v2; the accounting rules are in
+ * credits.h/credits.c (pure, KUnit-tested) and this file applies them
+ * under conn->lock: three queues (credited, reserved-credit requests,
+ * credit-less), a NOOP when owed credits reach peer_credits_hiw or the
+ * conn has been idle for the keepalive period, sends in flight capped
+ * at concurrent_sends and send-queue slots freed only by completions.
+ *
+ * Tx lifetime rule: a tx is freed, unmapped and completed to its owner
+ * only by its last reference.  A posted tx holds one for its work
+ * request, dropped only by its Send completion after the DMA unmap
+ * (o2_tx_send_done()); the LNet tx credits it holds go back at that
+ * point (o2_tx_credits_return(), from the release), never earlier.
  */
 #include <linux/slab.h>
 #include <linux/ratelimit.h>
@@ -20,15 +25,27 @@
 static void o2_tx_release(struct kref *ref)
 {
 	struct o2_tx *tx = container_of(ref, struct o2_tx, ref);
+	struct o2_ni *ni = tx->ni;
 
 	WARN_ON(tx->ibdev);
 	if (tx->status) {
-		atomic64_inc(&tx->ni->stats.error_count);
-		trace_o2lnd_tx_failed(tx->ni->nid, tx->nid, tx->type, tx->nob,
+		atomic64_inc(&ni->stats.error_count);
+		if (tx->status == -ETIMEDOUT)
+			atomic64_inc(&ni->stats.tx_timeouts);
+		trace_o2lnd_tx_failed(ni->nid, tx->nid, tx->type, tx->nob,
 				      tx->status);
 	}
 	o2_lnet_tx_done(tx);
-	atomic_dec(&tx->ni->tx_live);
+	if (tx->peer) {
+		if (tx->status == -ETIMEDOUT) {
+			atomic64_inc(&tx->peer->st.tx_timeouts);
+			o2_peer_health(tx->peer, false);
+		}
+		o2_tx_credits_return(tx);
+		o2_peer_put(tx->peer);
+	}
+	if (tx->type != O2_MSG_NOOP)
+		atomic_dec(&ni->tx_live);
 	kfree(tx->msg);
 	kfree(tx);
 }
@@ -38,18 +55,21 @@ static void o2_tx_release(struct kref *ref)
  * @ni: the NI
  * @type: O2_MSG_*
  *
- * NOOPs are not limited by o2_credits; other messages fail once o2_credits
- * txs are alive on the NI.
+ * Messages are bounded by the ntx parameter: once ntx txs are alive on
+ * the NI (queued ones included) allocation fails and the drop is
+ * counted.  NOOPs are not counted: at most O2_OOB_MSGS are posted per
+ * conn and one waits.
  *
  * Return: the tx (one reference) or NULL.
  */
 struct o2_tx *o2_tx_alloc(struct o2_ni *ni, u8 type)
 {
+	bool counted = type != O2_MSG_NOOP;
 	struct o2_tx *tx;
 
-	if (atomic_inc_return(&ni->tx_live) > o2_credits &&
-	    type != O2_MSG_NOOP) {
+	if (counted && atomic_inc_return(&ni->tx_live) > o2_ntx) {
 		atomic_dec(&ni->tx_live);
+		atomic64_inc(&ni->stats.tx_no_credit_drops);
 		return NULL;
 	}
 	tx = kzalloc(sizeof(*tx), GFP_KERNEL);
@@ -57,7 +77,8 @@ struct o2_tx *o2_tx_alloc(struct o2_ni *ni, u8 type)
 		tx->msg = kzalloc(O2_MAX_MSG_SIZE, GFP_KERNEL);
 	if (!tx || !tx->msg) {
 		kfree(tx);
-		atomic_dec(&ni->tx_live);
+		if (counted)
+			atomic_dec(&ni->tx_live);
 		return NULL;
 	}
 	kref_init(&tx->ref);
@@ -65,6 +86,7 @@ struct o2_tx *o2_tx_alloc(struct o2_ni *ni, u8 type)
 	tx->ni = ni;
 	tx->type = type;
 	tx->nob = sizeof(struct o2_msg_hdr);
+	tx->wrs = 1;
 	return tx;
 }
 
@@ -143,23 +165,34 @@ void o2_tx_fail_or_resend(struct list_head *txs, int error)
  * @conn: the conn
  * @tx: the tx; its reference passes to the conn on success
  *
- * A tx still waiting for credits or a send-queue slot past its deadline
- * (set at launch: the timeout parameter) makes connd close the conn
+ * It waits on the queue its type needs (o2_txq_of()).  A tx still
+ * waiting for credits or a send-queue slot past its deadline (set at
+ * launch: the timeout parameter) makes connd close the conn
  * (o2_conn_tx_late()).
  *
  * Return: 0, or -ECONNABORTED when the conn is closing.
  */
 int o2_conn_queue_tx(struct o2_conn *conn, struct o2_tx *tx)
 {
+	struct list_head *q;
 	int rc = 0;
 
+	switch (o2_txq_of(tx->type)) {
+	case O2_TXQ_RSRVD:
+		q = &conn->tx_queue_rsrvd;
+		break;
+	case O2_TXQ_NOCRED:
+		q = &conn->tx_queue_nocred;
+		break;
+	default:
+		q = &conn->tx_queue;
+		break;
+	}
 	spin_lock(&conn->lock);
 	if (conn->state >= O2_CONN_CLOSING)
 		rc = -ECONNABORTED;
-	else if (tx->type == O2_MSG_NOOP)
-		list_add_tail(&tx->list, &conn->tx_noops);
 	else
-		list_add_tail(&tx->list, &conn->tx_queue);
+		list_add_tail(&tx->list, q);
 	if (tx->type == O2_MSG_NOOP)
 		tx->deadline = jiffies + o2_timeout * HZ;
 	spin_unlock(&conn->lock);
@@ -171,26 +204,19 @@ int o2_conn_queue_tx(struct o2_conn *conn, struct o2_tx *tx)
  * tx holds a reference for its work request, dropped only by this
  * completion, after the DMA unmap; so nothing a WR may still touch is
  * freed or unmapped before the device is done with it, and a tx never
- * completes to LNet before its Send completion, however late.  A
- * SEND_DELAY fault holds the completion back (it sleeps here, in
- * ib_comp_wq: the CQ's later completions wait behind it, and
- * ib_drain_qp() waits for it).
+ * completes to LNet before its Send completion, however late.  Its slots
+ * and the sends-in-flight count are given back here and nowhere else.
  */
-static void o2_tx_send_done(struct ib_cq *cq, struct ib_wc *wc)
+static void o2_tx_send_finish(struct o2_tx *tx, enum ib_wc_status status)
 {
-	struct o2_tx *tx = container_of(wc->wr_cqe, struct o2_tx, cqe);
 	struct o2_conn *conn = tx->conn;
-	bool failed = wc->status != IB_WC_SUCCESS;
-	struct o2_fault_hit hit;
+	bool failed = status != IB_WC_SUCCESS;
 	LIST_HEAD(resend);
 
-	if (o2_fault_fire(O2LND_FAULT_SEND_DELAY, 0, conn->ni->nid,
-			  conn->peer->nid, &hit))
-		msleep(hit.delay_ms);
 	ib_dma_unmap_single(tx->ibdev, tx->dma, tx->nob, DMA_TO_DEVICE);
 	tx->ibdev = NULL;
 	spin_lock(&conn->lock);
-	conn->nposted--;
+	o2_credits_complete(&conn->cr, tx->type == O2_MSG_NOOP, tx->wrs);
 	spin_unlock(&conn->lock);
 
 	trace_o2lnd_tx_completed(conn->ni->nid, conn->peer->nid, tx->type,
@@ -202,18 +228,21 @@ static void o2_tx_send_done(struct ib_cq *cq, struct ib_wc *wc)
 			atomic64_inc(&conn->peer->st.send_count);
 			atomic64_add(tx->nob, &conn->peer->st.send_bytes);
 		}
+		o2_peer_health(conn->peer, true);
 		o2_tx_put(tx);
 		o2_conn_check_sends(conn);
 		return;
 	}
-	if (wc->status != IB_WC_WR_FLUSH_ERR) {
+	if (status != IB_WC_WR_FLUSH_ERR) {
 		char nid[O2_NIDSTR_SIZE];
 
 		atomic64_inc(&conn->peer->st.error_count);
 		pr_warn_ratelimited("o2lnd: send to %s failed: %s\n",
 				    o2_nid_format(conn->peer->nid, nid,
 						  sizeof(nid)),
-				    ib_wc_status_msg(wc->status));
+				    ib_wc_status_msg(status));
+		/* a keepalive or message the peer never acknowledged */
+		o2_peer_health(conn->peer, false);
 	}
 	/* close first, so that a resend cannot land on this conn */
 	o2_conn_close(conn, -EIO);
@@ -221,15 +250,57 @@ static void o2_tx_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	o2_tx_fail_or_resend(&resend, -EIO);
 }
 
+/* A Send completion held back by a SEND_DELAY fault, handled now. */
+static void o2_tx_late_fn(struct work_struct *work)
+{
+	struct o2_tx *tx = container_of(to_delayed_work(work), struct o2_tx,
+					late_work);
+	struct o2_conn *conn = tx->conn;
+
+	kref_get(&conn->ref);
+	o2_tx_send_finish(tx, tx->late_status);
+	if (atomic_dec_and_test(&conn->late_sends))
+		wake_up(&o2_exit_waitq);
+	o2_conn_put(conn);
+}
+
+/*
+ * A SEND_DELAY fault models a late Send completion: the completion is
+ * handled @delay_ms later from o2_tx_wq, while the CQ goes on (so the
+ * peer's reply to this very message may be handled first).  Teardown
+ * waits for held completions after the drain (conn->late_sends), so the
+ * QP, CQ and device outlive them.
+ */
+static void o2_tx_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct o2_tx *tx = container_of(wc->wr_cqe, struct o2_tx, cqe);
+	struct o2_conn *conn = tx->conn;
+	struct o2_fault_hit hit;
+
+	if (o2_fault_fire(O2LND_FAULT_SEND_DELAY, 0, conn->ni->nid,
+			  conn->peer->nid, &hit)) {
+		tx->late_status = wc->status;
+		atomic_inc(&conn->late_sends);
+		INIT_DELAYED_WORK(&tx->late_work, o2_tx_late_fn);
+		queue_delayed_work(o2_tx_wq, &tx->late_work,
+				   msecs_to_jiffies(hit.delay_ms));
+		return;
+	}
+	o2_tx_send_finish(tx, wc->status);
+}
+
 /* Caller holds conn->lock.  Return: 0 or an errno (the tx is unposted). */
-static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx)
+static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
+			     enum o2_txq q)
 {
 	struct ib_device *ibdev = conn->dev->ibdev;
+	bool noop = tx->type == O2_MSG_NOOP;
 	struct ib_send_wr wr = {};
 	struct ib_sge sge;
 	int rc;
 
-	o2_msg_pack(tx->msg, tx->type, o2_credits_return(conn->outstanding),
+	/* the credits byte is final only if the post succeeds: packed here */
+	o2_msg_pack(tx->msg, tx->type, o2_credits_return(conn->cr.outstanding),
 		    tx->nob, conn->ni->nid, conn->ni->stamp, conn->peer->nid,
 		    conn->peer_stamp, false);
 	tx->dma = ib_dma_map_single(ibdev, tx->msg, tx->nob, DMA_TO_DEVICE);
@@ -254,78 +325,127 @@ static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx)
 	}
 	trace_o2lnd_tx_posted(conn->ni->nid, conn->peer->nid, tx->type, tx->nob,
 			      0);
-	conn->outstanding -= o2_credits_return(conn->outstanding);
+	o2_credits_post(&conn->cr, q, noop, tx->wrs);
 	conn->greet = false;
-	conn->nposted++;
-	if (tx->type != O2_MSG_NOOP)
-		conn->credits--;
+	conn->last_send = jiffies;
+	if (tx->keepalive) {
+		conn->keepalives++;
+		atomic64_inc(&conn->ni->stats.keepalives);
+	}
 	return 0;
 }
 
-/*
- * A NOOP is needed when we owe at least queue_depth - 1 credits and no
- * queued message can carry them: none is queued, or we have no credit to
- * send it (both sides waiting for credits would otherwise deadlock).  On
- * a new iWARP connection the active side also greets with a NOOP when it
- * has nothing else to send: the passive side holds its sends until it
- * has received something (conn->hold_sends).
- */
-static bool o2_conn_need_noop_locked(struct o2_conn *conn)
+static bool o2_conn_keepalive_due(struct o2_conn *conn)
 {
+	return o2_keepalive && !conn->cr.nposted &&
+	       time_after_eq(jiffies, conn->last_send + o2_keepalive * HZ);
+}
+
+/*
+ * Is a NOOP needed (o2_need_noop())?  On a new iWARP connection the
+ * active side also greets with a NOOP when nothing else can go at once:
+ * the passive side holds its sends until it has received something
+ * (conn->hold_sends).
+ */
+static bool o2_conn_need_noop_locked(struct o2_conn *conn, bool *keepalive)
+{
+	bool cred = !list_empty(&conn->tx_queue);
+	bool nocred = false;
+	struct o2_tx *tx;
+
+	/* a queued NOOP does not carry anything by itself being queued */
+	list_for_each_entry(tx, &conn->tx_queue_nocred, list) {
+		if (tx->type != O2_MSG_NOOP) {
+			nocred = true;
+			break;
+		}
+	}
+	*keepalive = o2_conn_keepalive_due(conn);
 	if (conn->greet)
-		return list_empty(&conn->tx_queue) || conn->credits == 0;
-	return conn->outstanding >= conn->cp.queue_depth - 1 &&
-	       (list_empty(&conn->tx_queue) || conn->credits == 0);
+		return !nocred && (!cred || conn->cr.credits == 0);
+	return o2_need_noop(&conn->cr, nocred, cred, *keepalive);
+}
+
+static bool o2_conn_noop_queued_locked(struct o2_conn *conn)
+{
+	struct o2_tx *tx;
+
+	list_for_each_entry(tx, &conn->tx_queue_nocred, list)
+		if (tx->type == O2_MSG_NOOP)
+			return true;
+	return false;
 }
 
 /**
  * o2_conn_check_sends() - post whatever credits and slots allow
  * @conn: the conn
  *
- * Queues a NOOP when credits are owed and nothing else would carry them,
- * then posts NOOPs (no credit needed) and queued messages (one credit
- * each) while send-queue slots remain.  Only an ESTABLISHED conn posts,
- * and an iWARP passive one only once it has received a message.
+ * Moves requests that got a reserved credit to the credited queue,
+ * queues a NOOP when credits are owed (or a keepalive is due) and
+ * nothing else would carry them, then posts credit-less messages first
+ * and credited ones while credits, the sends-in-flight cap and
+ * send-queue slots allow (o2_may_post()).  Only an ESTABLISHED conn
+ * posts, and an iWARP passive one only once it has received a message.
  * Any context without o2lnd locks.
  */
 void o2_conn_check_sends(struct o2_conn *conn)
 {
-	struct o2_tx *tx, *noop = NULL, *drop = NULL;
-	bool want_noop;
+	struct o2_tx *tx, *tmp, *noop = NULL, *drop = NULL;
+	bool want_noop, keepalive;
+	LIST_HEAD(noops);
 	int rc = 0;
 
 	spin_lock(&conn->lock);
 	want_noop = conn->state == O2_CONN_ESTABLISHED &&
-		    o2_conn_need_noop_locked(conn) &&
-		    list_empty(&conn->tx_noops);
+		    o2_conn_need_noop_locked(conn, &keepalive) &&
+		    !o2_conn_noop_queued_locked(conn);
 	spin_unlock(&conn->lock);
 	if (want_noop)
 		noop = o2_tx_alloc(conn->ni, O2_MSG_NOOP);
 
 	spin_lock(&conn->lock);
 	if (noop && conn->state == O2_CONN_ESTABLISHED) {
-		list_add_tail(&noop->list, &conn->tx_noops);
+		noop->keepalive = keepalive &&
+				  conn->cr.outstanding < conn->cr.hiw;
+		noop->deadline = jiffies + o2_timeout * HZ;
+		list_add_tail(&noop->list, &conn->tx_queue_nocred);
 		noop = NULL;
 	}
-	while (conn->state == O2_CONN_ESTABLISHED && !conn->hold_sends &&
-	       conn->nposted < conn->cp.queue_depth) {
-		if (!list_empty(&conn->tx_noops)) {
-			tx = list_first_entry(&conn->tx_noops, struct o2_tx,
-					      list);
-			list_del_init(&tx->list);
-			if (!o2_conn_need_noop_locked(conn)) {
-				/* credits already returned: drop it */
-				drop = tx;
-				break;
-			}
-		} else if (!list_empty(&conn->tx_queue) && conn->credits > 0) {
+	while (conn->cr.reserved > 0 && !list_empty(&conn->tx_queue_rsrvd)) {
+		list_move_tail(conn->tx_queue_rsrvd.next, &conn->tx_queue);
+		conn->cr.reserved--;
+	}
+	while (conn->state == O2_CONN_ESTABLISHED && !conn->hold_sends) {
+		enum o2_post_verdict v;
+		enum o2_txq q;
+
+		if (!list_empty(&conn->tx_queue_nocred)) {
+			q = O2_TXQ_NOCRED;
+			tx = list_first_entry(&conn->tx_queue_nocred,
+					      struct o2_tx, list);
+		} else if (!list_empty(&conn->tx_queue)) {
+			q = O2_TXQ_CRED;
 			tx = list_first_entry(&conn->tx_queue, struct o2_tx,
 					      list);
-			list_del_init(&tx->list);
 		} else {
 			break;
 		}
-		rc = o2_tx_post_locked(conn, tx);
+		if (tx->type == O2_MSG_NOOP) {
+			bool ka, need = o2_conn_need_noop_locked(conn, &ka);
+
+			v = o2_may_post(&conn->cr, q, true, need, tx->wrs);
+		} else {
+			v = o2_may_post(&conn->cr, q, false, false, tx->wrs);
+		}
+		if (v == O2_POST_WAIT)
+			break;
+		if (v == O2_POST_DROP_NOOP) {
+			/* credits already returned, or enough NOOPs in flight */
+			list_move_tail(&tx->list, &noops);
+			continue;
+		}
+		list_del_init(&tx->list);
+		rc = o2_tx_post_locked(conn, tx, q);
 		if (rc) {
 			tx->status = rc;
 			drop = tx;
@@ -335,6 +455,10 @@ void o2_conn_check_sends(struct o2_conn *conn)
 	spin_unlock(&conn->lock);
 	if (noop)
 		o2_tx_put(noop);
+	list_for_each_entry_safe(tx, tmp, &noops, list) {
+		list_del_init(&tx->list);
+		o2_tx_put(tx);
+	}
 	if (drop)
 		o2_tx_put(drop);
 	if (rc)
@@ -346,13 +470,21 @@ void o2_conn_check_sends(struct o2_conn *conn)
  * @conn: the conn; caller holds conn->lock
  * @now: jiffies
  *
- * Return: true if so (the peer stopped returning credits).
+ * Return: true if so (the peer stopped returning credits, or sends do
+ * not complete).
  */
 bool o2_conn_tx_late(struct o2_conn *conn, unsigned long now)
 {
+	struct list_head *qs[] = { &conn->tx_queue, &conn->tx_queue_rsrvd,
+				   &conn->tx_queue_nocred };
 	struct o2_tx *tx;
+	int i;
 
 	lockdep_assert_held(&conn->lock);
-	tx = list_first_entry_or_null(&conn->tx_queue, struct o2_tx, list);
-	return tx && time_after(now, tx->deadline);
+	for (i = 0; i < ARRAY_SIZE(qs); i++) {
+		tx = list_first_entry_or_null(qs[i], struct o2_tx, list);
+		if (tx && time_after(now, tx->deadline))
+			return true;
+	}
+	return false;
 }

@@ -253,6 +253,10 @@ if [[ "$KERNELS" != 0 ]]; then
 	DEBUG_DEFAULT+=':Connect/RmmodFinishes.*/ping_flood'
 	DEBUG_DEFAULT+=':Connect/EachRejectReason.IsHandled/msg_queue_size'
 	DEBUG_DEFAULT+=':Connect/StuckConnect.*/connect*:Connect/RaceWithAStuckConnect.*/route'
+	# credits: late Send completions, and the two-way flood (8 s there, as
+	# O2_TIMEOUT_SCALE > 1)
+	DEBUG_DEFAULT+=':CreditsVeth.LateSendCompletionsNeverCompleteEarly'
+	DEBUG_DEFAULT+=':CreditsVeth.CreditsFloodBothWaysKeepsInvariants'
 	DFILTER=${O2_DEBUG_FILTER:-${FILTER:-$DEBUG_DEFAULT}}
 	stage 9 "integration scenarios on the debug kernel, kmemleak after each (filter $DFILTER)"
 	if [[ -n "${MDIR[debug]:-}" && -x "$ITEST" ]]; then

@@ -23,7 +23,7 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-#define O2LND_ABI_VERSION	2
+#define O2LND_ABI_VERSION	3
 #define O2LND_DEV_NAME		"o2lnd"		/* /dev/o2lnd */
 
 /* LNet network types (lnd types) used in NIDs */
@@ -147,6 +147,21 @@ struct o2lnd_ioc_ping {
  * @rejects_received: out: rejects of our connect requests
  * @error_count: out: messages that failed (send errors, timeouts,
  *	protocol errors)
+ * @tx_credits: out: NI tx credits available now (LNet's ni_txcredits);
+ *	below 0, that many messages wait for one
+ * @tx_credits_min: out: the lowest @tx_credits ever reached
+ * @tx_queued: out: messages waiting for an NI tx credit
+ * @ntx: out: tunable: txs alive on the NI at most (queued ones included)
+ * @tx_live: out: txs alive now
+ * @peer_credits_hiw: out: tunable: credits owed before a NOOP returns them
+ * @concurrent_sends: out: tunable: Sends in flight per connection
+ * @keepalive_s: out: tunable: idle seconds before a keepalive NOOP (0: off)
+ * @tx_timeouts: out: messages failed because their deadline passed
+ * @tx_no_credit_drops: out: messages refused because a queue bound was
+ *	reached (-ENOBUFS)
+ * @keepalives: out: keepalive NOOPs sent
+ * @early_replies: out: replies that arrived before the Send completion of
+ *	their request (the request completed only after both)
  */
 struct o2lnd_ioc_net {
 	struct o2lnd_ioc_hdr hdr;
@@ -177,6 +192,18 @@ struct o2lnd_ioc_net {
 	__u64 rejects_sent;
 	__u64 rejects_received;
 	__u64 error_count;
+	__s32 tx_credits;
+	__s32 tx_credits_min;
+	__u32 tx_queued;
+	__u32 ntx;
+	__u32 tx_live;
+	__u32 peer_credits_hiw;
+	__u32 concurrent_sends;
+	__u32 keepalive_s;
+	__u64 tx_timeouts;
+	__u64 tx_no_credit_drops;
+	__u64 keepalives;
+	__u64 early_replies;
 };
 
 /*
@@ -191,6 +218,16 @@ struct o2lnd_ioc_net {
 #define O2LND_PEER_ESTABLISHED	2
 #define O2LND_PEER_BACKOFF	3
 #define O2LND_PEER_NSTATES	4
+
+/*
+ * Peer health (struct o2lnd_ioc_peer.health): DOWN after
+ * O2LND_PEER_DOWN_FAILURES failures in a row (a message failed, a connect
+ * failed, a keepalive went unanswered), UP again on any success (a
+ * message received from it or a Send to it completed).
+ */
+#define O2LND_HEALTH_UP		0
+#define O2LND_HEALTH_DOWN	1
+#define O2LND_PEER_DOWN_FAILURES	3
 
 /*
  * Connection states (struct o2lnd_ioc_conn.state, and the index of
@@ -244,6 +281,17 @@ struct o2lnd_ioc_net {
  * @error_count: out: failed sends to it and protocol errors of its
  * @send_bytes: out: bytes sent to it
  * @recv_bytes: out: bytes received from it
+ * @tx_credits: out: peer tx credits available now (LNet's lpni_txcredits);
+ *	below 0, that many messages wait for one
+ * @tx_credits_max: out: the peer's tx credits when idle (peer_credits)
+ * @tx_credits_min: out: the lowest @tx_credits ever reached
+ * @credit_queued: out: messages waiting for a peer tx credit
+ * @health: out: O2LND_HEALTH_UP or _DOWN
+ * @failures: out: failures in a row (0 after a success)
+ * @downs: out: times it was marked down
+ * @alive_ms: out: ms since it was last heard from (a message received or a
+ *	Send completed), ~0 if never
+ * @tx_timeouts: out: messages to it failed because their deadline passed
  */
 struct o2lnd_ioc_peer {
 	struct o2lnd_ioc_hdr hdr;
@@ -274,6 +322,15 @@ struct o2lnd_ioc_peer {
 	__u64 error_count;
 	__u64 send_bytes;
 	__u64 recv_bytes;
+	__s32 tx_credits;
+	__u32 tx_credits_max;
+	__s32 tx_credits_min;
+	__u32 credit_queued;
+	__u32 health;
+	__u32 failures;
+	__u32 downs;
+	__u32 alive_ms;
+	__u64 tx_timeouts;
 };
 
 /**
@@ -302,6 +359,17 @@ struct o2lnd_ioc_peer {
  * @qp_num: out: local QP number, 0 without a QP
  * @nrx: out: receive buffers
  * @pad: out: 0
+ * @reserved_credits: out: credits for requests whose reply the peer sends
+ *	without a credit (PUT_REQ/GET_REQ; replenished by PUT_ACK, PUT_NAK
+ *	and GET_DONE)
+ * @concurrent_sends: out: cap on Sends in flight (@nposted)
+ * @sq_size: out: send-queue slots of the QP for our work requests
+ * @sq_free: out: send-queue slots free; a slot is freed only by the
+ *	completion of its work request
+ * @noops_posted: out: NOOPs posted and not completed (at most 2)
+ * @noops_queued: out: NOOPs and credit-less messages waiting
+ * @idle_ms: out: ms since the last Send was posted
+ * @keepalives: out: keepalive NOOPs sent on it
  */
 struct o2lnd_ioc_conn {
 	struct o2lnd_ioc_hdr hdr;
@@ -325,6 +393,14 @@ struct o2lnd_ioc_conn {
 	__u32 qp_num;
 	__u32 nrx;
 	__u32 pad;
+	__s32 reserved_credits;
+	__u32 concurrent_sends;
+	__u32 sq_size;
+	__u32 sq_free;
+	__u32 noops_posted;
+	__u32 noops_queued;
+	__u32 idle_ms;
+	__u32 keepalives;
 };
 
 /**

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "o2ctl/format.h"
+#include "o2ctl/selftest.h"
 #include "o2lnd/device.h"
 #include "o2lnd/names.h"
 #include "o2lnd/nid.h"
@@ -137,43 +138,6 @@ int run_ping(Env& env, const std::map<std::string_view, std::string_view>& opts,
   return kExitOk;
 }
 
-// --- net show -------------------------------------------------------------
-
-constexpr Option kNetShowOptions[] = {
-    {"--verbose", "-v", false},
-    {"--net", "", true},
-    {"--table", "-t", false},
-};
-
-int run_net_show(Env& env, const std::map<std::string_view, std::string_view>& opts,
-                 const std::vector<std::string_view>& positional) {
-  if (!positional.empty()) {
-    env.err << "o2ctl net show: unexpected argument '" << positional[0] << "'\n";
-    usage_hint(env, "net show");
-    return kExitUsage;
-  }
-  auto dev = open_device(env);
-  if (!dev) {
-    return kExitFailure;
-  }
-  auto nis = dev->nets();
-  if (!nis) {
-    env.err << "o2ctl: " << nis.error().message << "\n";
-    return kExitFailure;
-  }
-  if (auto it = opts.find("--net"); it != opts.end()) {
-    std::string_view want = it->second;
-    std::erase_if(*nis, [want](const o2lnd::NetInfo& ni) { return ni.net != want; });
-    if (nis->empty()) {
-      env.err << "o2ctl: no local NI on network '" << want << "'\n";
-      return kExitFailure;
-    }
-  }
-  env.out << (opts.contains("--table") ? table_net_show(*nis)
-                                       : format_net_show(*nis, opts.contains("--verbose")));
-  return kExitOk;
-}
-
 // --- errors of the newer commands ------------------------------------------
 
 using Opts = std::map<std::string_view, std::string_view>;
@@ -221,13 +185,99 @@ std::optional<o2lnd::Nid> nid_option(Env& env, const Opts& opts, std::string_vie
   return nid;
 }
 
-// The NIs of `dev`; with --net NET only that network's (exit 1 when there
-// is none).  nullopt after printing the error.
-std::optional<std::vector<o2lnd::NetInfo>> nis_for(Env& env, std::string_view command,
-                                                   o2lnd::Device& dev, const Opts& opts) {
-  auto nis = dev.nets();
+// Parses option `name` as a number in min..max into `out` (left as is
+// when the option is not given); false after a usage error.
+bool uint_option(Env& env, std::string_view command, const Opts& opts, std::string_view name,
+                 std::uint32_t min, std::uint32_t max, std::uint32_t& out) {
+  auto it = opts.find(name);
+  if (it == opts.end()) {
+    return true;
+  }
+  auto v = parse_uint(it->second, min, max);
+  if (!v) {
+    env.err << "o2ctl " << command << ": invalid " << name << " '" << it->second
+            << "': " << v.error().message << "\n";
+    usage_hint(env, command);
+    return false;
+  }
+  out = *v;
+  return true;
+}
+
+// --- the list commands: net show, peer show, conn show, stats ---------------
+
+// -v, --net NET, -t: the options of net show, peer show and stats.
+constexpr Option kListOptions[] = {
+    {"--verbose", "-v", false},
+    {"--net", "", true},
+    {"--table", "-t", false},
+};
+
+// conn show: the peer is an option, and there is no -v.
+constexpr Option kConnShowOptions[] = {
+    {"--peer", "", true},
+    {"--net", "", true},
+    {"--table", "-t", false},
+};
+
+// Where a list command's one peer comes from.
+enum class PeerArg : std::uint8_t {
+  kNone,        // net show: no peer, no argument
+  kPositional,  // peer show [NID], stats [NID]
+  kOption,      // conn show [--peer NID], no argument
+};
+
+// The arguments of a list command: the peer it is limited to, if any.
+// nullopt after a usage error.
+struct ListArgs {
+  std::optional<o2lnd::Nid> peer;
+};
+
+std::optional<ListArgs> parse_list_args(Env& env, std::string_view command, const Opts& opts,
+                                        const Positional& positional, PeerArg from) {
+  std::size_t max_positional = from == PeerArg::kPositional ? 1 : 0;
+  if (positional.size() > max_positional) {
+    usage_error(env, command,
+                "unexpected argument '" + std::string(positional[max_positional]) + "'");
+    return std::nullopt;
+  }
+  ListArgs args;
+  if (from == PeerArg::kPositional && !positional.empty()) {
+    args.peer = parse_nid_arg(env, positional[0]);
+    if (!args.peer) {
+      return std::nullopt;
+    }
+  }
+  if (from == PeerArg::kOption) {
+    bool bad = false;
+    args.peer = nid_option(env, opts, "--peer", bad);
+    if (bad) {
+      return std::nullopt;
+    }
+  }
+  return args;
+}
+
+// The device and its NIs; with --net NET only that network's (a failure
+// when there is none).  nullopt after printing the error.
+struct Listing {
+  o2lnd::Device dev;
+  std::vector<o2lnd::NetInfo> nis;
+
+  [[nodiscard]] bool on_nis(o2lnd::Nid local) const {
+    return std::any_of(nis.begin(), nis.end(),
+                       [local](const o2lnd::NetInfo& ni) { return ni.nid == local; });
+  }
+};
+
+std::optional<Listing> open_listing(Env& env, std::string_view command, const Opts& opts) {
+  auto dev = open_device(env);
+  if (!dev) {
+    return std::nullopt;
+  }
+  auto nis = dev->nets();
   if (!nis) {
-    kernel_failure(env, command, dev, nis.error());
+    kernel_failure(env, command, *dev, nis.error());
     return std::nullopt;
   }
   if (auto it = opts.find("--net"); it != opts.end()) {
@@ -238,88 +288,102 @@ std::optional<std::vector<o2lnd::NetInfo>> nis_for(Env& env, std::string_view co
       return std::nullopt;
     }
   }
-  return std::move(*nis);
+  return Listing{std::move(*dev), std::move(*nis)};
 }
 
-bool on_nis(const std::vector<o2lnd::NetInfo>& nis, o2lnd::Nid local) {
-  return std::any_of(nis.begin(), nis.end(),
-                     [local](const o2lnd::NetInfo& ni) { return ni.nid == local; });
-}
+o2lnd::Nid remote_nid(const o2lnd::PeerInfo& p) { return p.nid; }
+o2lnd::Nid remote_nid(const o2lnd::ConnInfo& c) { return c.peer_nid; }
 
-// --- peer show --------------------------------------------------------------
-
-constexpr Option kPeerShowOptions[] = {
-    {"--verbose", "-v", false},
-    {"--net", "", true},
-    {"--table", "-t", false},
-};
-
-int run_peer_show(Env& env, const Opts& opts, const Positional& positional) {
-  constexpr std::string_view kCmd = "peer show";
-  if (positional.size() > 1) {
-    return usage_error(env, kCmd, "unexpected argument '" + std::string(positional[1]) + "'");
-  }
-  std::optional<o2lnd::Nid> want;
-  if (!positional.empty()) {
-    want = parse_nid_arg(env, positional[0]);
-    if (!want) {
-      return kExitUsage;
-    }
-  }
-  auto dev = open_device(env);
-  if (!dev) {
-    return kExitFailure;
-  }
-  auto nis = nis_for(env, kCmd, *dev, opts);
-  if (!nis) {
-    return kExitFailure;
-  }
-  auto peers = dev->peers();
-  if (!peers) {
-    return kernel_failure(env, kCmd, *dev, peers.error());
-  }
-  std::erase_if(*peers, [&](const o2lnd::PeerInfo& p) {
-    return !on_nis(*nis, p.local_nid) || (want && p.nid != *want);
+// Keeps the entries of `items` (peers or connections) of the listed NIs,
+// and of `peer` when set.
+template <typename T>
+void keep(std::vector<T>& items, const Listing& listing, const ListArgs& args) {
+  std::erase_if(items, [&](const T& item) {
+    return !listing.on_nis(item.local_nid) || (args.peer && remote_nid(item) != *args.peer);
   });
-  env.out << (opts.contains("--table") ? table_peer_show(*peers)
-                                       : format_peer_show(*peers, opts.contains("--verbose")));
+}
+
+int run_net_show(Env& env, const Opts& opts, const Positional& positional) {
+  constexpr std::string_view kCmd = "net show";
+  if (!parse_list_args(env, kCmd, opts, positional, PeerArg::kNone)) {
+    return kExitUsage;
+  }
+  auto listing = open_listing(env, kCmd, opts);
+  if (!listing) {
+    return kExitFailure;
+  }
+  const auto& nis = listing->nis;
+  env.out << (opts.contains("--table") ? table_net_show(nis)
+                                       : format_net_show(nis, opts.contains("--verbose")));
   return kExitOk;
 }
 
-// --- conn show --------------------------------------------------------------
-
-constexpr Option kConnShowOptions[] = {
-    {"--peer", "", true},
-    {"--net", "", true},
-    {"--table", "-t", false},
-};
-
-int run_conn_show(Env& env, const Opts& opts, const Positional& positional) {
-  constexpr std::string_view kCmd = "conn show";
-  if (!positional.empty()) {
-    return usage_error(env, kCmd, "unexpected argument '" + std::string(positional[0]) + "'");
-  }
-  bool bad = false;
-  auto want = nid_option(env, opts, "--peer", bad);
-  if (bad) {
+// `peer show` and `conn show`: parse, open, fetch the items (`fetch` on
+// the device), filter them and print them (`render(items)`).
+template <typename Fetch, typename Render>
+int run_item_list(Env& env, std::string_view cmd, const Opts& opts, const Positional& positional,
+                  PeerArg peer_arg, Fetch fetch, Render render) {
+  auto args = parse_list_args(env, cmd, opts, positional, peer_arg);
+  if (!args) {
     return kExitUsage;
   }
-  auto dev = open_device(env);
-  if (!dev) {
+  auto listing = open_listing(env, cmd, opts);
+  if (!listing) {
     return kExitFailure;
   }
-  auto nis = nis_for(env, kCmd, *dev, opts);
-  if (!nis) {
+  auto items = fetch(listing->dev);
+  if (!items) {
+    return kernel_failure(env, cmd, listing->dev, items.error());
+  }
+  keep(*items, *listing, *args);
+  env.out << render(*items);
+  return kExitOk;
+}
+
+int run_peer_show(Env& env, const Opts& opts, const Positional& positional) {
+  const bool table = opts.contains("--table");
+  const bool verbose = opts.contains("--verbose");
+  return run_item_list(
+      env, "peer show", opts, positional, PeerArg::kPositional,
+      [](o2lnd::Device& dev) { return dev.peers(); },
+      [&](const std::vector<o2lnd::PeerInfo>& peers) {
+        return table ? table_peer_show(peers) : format_peer_show(peers, verbose);
+      });
+}
+
+int run_conn_show(Env& env, const Opts& opts, const Positional& positional) {
+  const bool table = opts.contains("--table");
+  return run_item_list(
+      env, "conn show", opts, positional, PeerArg::kOption,
+      [](o2lnd::Device& dev) { return dev.conns(); },
+      [&](const std::vector<o2lnd::ConnInfo>& conns) {
+        return table ? table_conn_show(conns) : format_conn_show(conns);
+      });
+}
+
+int run_stats(Env& env, const Opts& opts, const Positional& positional) {
+  constexpr std::string_view kCmd = "stats";
+  auto args = parse_list_args(env, kCmd, opts, positional, PeerArg::kPositional);
+  if (!args) {
+    return kExitUsage;
+  }
+  auto listing = open_listing(env, kCmd, opts);
+  if (!listing) {
     return kExitFailure;
   }
-  auto conns = dev->conns();
-  if (!conns) {
-    return kernel_failure(env, kCmd, *dev, conns.error());
+  bool with_peers = args->peer.has_value() || opts.contains("--verbose");
+  std::vector<o2lnd::PeerInfo> peers;
+  if (with_peers) {
+    auto all = listing->dev.peers();
+    if (!all) {
+      return kernel_failure(env, kCmd, listing->dev, all.error());
+    }
+    peers = std::move(*all);
+    keep(peers, *listing, *args);
   }
-  std::erase_if(*conns, [&](const o2lnd::ConnInfo& c) {
-    return !on_nis(*nis, c.local_nid) || (want && c.peer_nid != *want);
-  });
-  env.out << (opts.contains("--table") ? table_conn_show(*conns) : format_conn_show(*conns));
+  const auto& nis = listing->nis;
+  env.out << (opts.contains("--table") ? table_stats(nis, peers, with_peers)
+                                       : format_stats(nis, peers, with_peers));
   return kExitOk;
 }
 
@@ -387,24 +451,6 @@ std::string_view arg_word(o2lnd::NameKind kind) {
   }
 }
 
-// Parses option `name` as a number in min..max into `out`; false after a
-// usage error.
-bool uint_option(Env& env, const Opts& opts, std::string_view name, std::uint32_t min,
-                 std::uint32_t max, std::uint32_t& out) {
-  auto it = opts.find(name);
-  if (it == opts.end()) {
-    return true;
-  }
-  auto v = parse_uint(it->second, min, max);
-  if (!v) {
-    env.err << "o2ctl fault add: invalid " << name << " '" << it->second
-            << "': " << v.error().message << "\n";
-    return false;
-  }
-  out = *v;
-  return true;
-}
-
 int run_fault_add(Env& env, const Opts& opts, const Positional& positional) {
   constexpr std::string_view kCmd = "fault add";
   if (positional.empty()) {
@@ -457,7 +503,7 @@ int run_fault_add(Env& env, const Opts& opts, const Positional& positional) {
     }
     rule.probability = *p;
   }
-  if (!uint_option(env, opts, "--count", 0, UINT32_MAX, rule.count)) {
+  if (!uint_option(env, kCmd, opts, "--count", 0, UINT32_MAX, rule.count)) {
     return kExitUsage;
   }
   bool has_delay = o2lnd::fault_has_delay(rule.kind);
@@ -467,15 +513,15 @@ int run_fault_add(Env& env, const Opts& opts, const Positional& positional) {
   if (!has_delay && opts.contains("--delay")) {
     return usage_error(env, kCmd, "--delay applies only to cm-delay and send-delay");
   }
-  if (!uint_option(env, opts, "--delay", 1, O2LND_FAULT_MAX_DELAY_MS, rule.delay_ms)) {
+  if (!uint_option(env, kCmd, opts, "--delay", 1, O2LND_FAULT_MAX_DELAY_MS, rule.delay_ms)) {
     return kExitUsage;
   }
   if (rule.kind != O2LND_FAULT_REJECT &&
       (opts.contains("--queue-depth") || opts.contains("--frags"))) {
     return usage_error(env, kCmd, "--queue-depth and --frags apply only to reject");
   }
-  if (!uint_option(env, opts, "--queue-depth", 0, kMaxQueueDepth, rule.queue_depth) ||
-      !uint_option(env, opts, "--frags", 0, kMaxFrags, rule.max_frags)) {
+  if (!uint_option(env, kCmd, opts, "--queue-depth", 0, kMaxQueueDepth, rule.queue_depth) ||
+      !uint_option(env, kCmd, opts, "--frags", 0, kMaxFrags, rule.max_frags)) {
     return kExitUsage;
   }
   if (auto ok = o2lnd::validate(rule); !ok) {
@@ -567,47 +613,79 @@ int run_fault_list(Env& env, const Opts& opts, const Positional& positional) {
   return kExitOk;
 }
 
-// --- stats ----------------------------------------------------------------
+// --- selftest ---------------------------------------------------------------
+// Modes are commands of the "selftest" group: "o2ctl selftest" lists them,
+// and an unknown one ("brw", not yet) is a usage error that lists them.
 
-constexpr Option kStatsOptions[] = {
-    {"--verbose", "-v", false},
-    {"--net", "", true},
-    {"--table", "-t", false},
+constexpr Option kSelftestPingOptions[] = {
+    {"--from", "", true},  {"--concurrency", "", true}, {"--duration", "", true},
+    {"--count", "", true}, {"--timeout", "", true},     {"--yaml", "-y", false},
 };
 
-int run_stats(Env& env, const Opts& opts, const Positional& positional) {
-  constexpr std::string_view kCmd = "stats";
-  if (positional.size() > 1) {
-    return usage_error(env, kCmd, "unexpected argument '" + std::string(positional[1]) + "'");
+int run_selftest_ping(Env& env, const Opts& opts, const Positional& positional) {
+  constexpr std::string_view kCmd = "selftest ping";
+  namespace st = selftest;
+  if (positional.empty()) {
+    return usage_error(env, kCmd, "expected at least one NID");
   }
-  std::optional<o2lnd::Nid> want;
-  if (!positional.empty()) {
-    want = parse_nid_arg(env, positional[0]);
-    if (!want) {
+  st::PingConfig config;
+  for (std::string_view text : positional) {
+    auto nid = parse_nid_arg(env, text);
+    if (!nid) {
       return kExitUsage;
     }
+    config.peers.push_back(*nid);
   }
+  bool bad = false;
+  config.source = nid_option(env, opts, "--from", bad);
+  if (bad) {
+    return kExitUsage;
+  }
+  if (!uint_option(env, kCmd, opts, "--concurrency", st::kMinConcurrency, st::kMaxConcurrency,
+                   config.concurrency)) {
+    return kExitUsage;
+  }
+  if (opts.contains("--duration") && opts.contains("--count")) {
+    return usage_error(env, kCmd, "--duration and --count exclude each other");
+  }
+  if (auto it = opts.find("--duration"); it != opts.end()) {
+    auto d = parse_seconds(it->second, st::kMinDuration, st::kMaxDuration);
+    if (!d) {
+      return usage_error(
+          env, kCmd, "invalid --duration '" + std::string(it->second) + "': " + d.error().message);
+    }
+    config.duration = *d;
+  }
+  if (opts.contains("--count")) {
+    std::uint32_t count = 0;
+    if (!uint_option(env, kCmd, opts, "--count", 1, UINT32_MAX, count)) {
+      return kExitUsage;
+    }
+    config.count = count;
+  }
+  std::uint32_t timeout_ms = 0;
+  if (!uint_option(env, kCmd, opts, "--timeout", 1, O2LND_PING_TIMEOUT_MAX_MS, timeout_ms)) {
+    return kExitUsage;
+  }
+  config.timeout = std::chrono::milliseconds(timeout_ms);
+
   auto dev = open_device(env);
   if (!dev) {
     return kExitFailure;
   }
-  auto nis = nis_for(env, kCmd, *dev, opts);
-  if (!nis) {
-    return kExitFailure;
+  auto ping = [&dev = *dev, &config](o2lnd::Nid nid) {
+    // One NID back is enough: the reply is not shown.
+    auto r = dev.ping(nid, config.timeout, config.source, 1);
+    return r ? st::PingOutcome{0, r->rtt} : st::PingOutcome{r.error().errnum, {}};
+  };
+  st::PingReport report = st::run_ping(config, ping);
+  env.out << (opts.contains("--yaml") ? st::format_yaml(report) : st::format_text(report));
+  if (report.fatal_errnum != 0) {
+    env.err << "o2ctl: " << kCmd << ": stopped: ping of " << report.fatal_peer.str()
+            << " failed with " << std::strerror(report.fatal_errnum)
+            << ", which no retry can cure\n";
   }
-  bool with_peers = want.has_value() || opts.contains("--verbose");
-  std::vector<o2lnd::PeerInfo> peers;
-  if (with_peers) {
-    auto all = dev->peers();
-    if (!all) {
-      return kernel_failure(env, kCmd, *dev, all.error());
-    }
-    peers = std::move(*all);
-    std::erase_if(peers, [&](const o2lnd::PeerInfo& p) { return want && p.nid != *want; });
-  }
-  env.out << (opts.contains("--table") ? table_stats(*nis, peers, with_peers)
-                                       : format_stats(*nis, peers, with_peers));
-  return kExitOk;
+  return report.errors.total == 0 ? kExitOk : kExitFailure;
 }
 
 // --- version --------------------------------------------------------------
@@ -660,27 +738,38 @@ constexpr Command kCommands[] = {
      "  -s, --source NID  the local NID to send from (default: the module picks)\n",
      kPingOptions, run_ping},
     {"net show", "[-v] [--net NET] [-t]", "local NIs as YAML, like 'lnetctl net show'",
-     "  -v, --verbose     add statistics, tunables and RDMA details\n"
+     "  -v, --verbose     add statistics (incl. tx_timeouts, queue_full_drops,\n"
+     "                    keepalives, early_replies), tunables (incl.\n"
+     "                    peercredits_hiw, concurrent_sends, ntx, keepalive),\n"
+     "                    tx_credits (max, available, min, queued) and RDMA\n"
+     "                    details (incl. tx_live)\n"
      "      --net NET     only the NIs of network NET (e.g. o2ib0)\n"
      "  -t, --table       a table instead of YAML, one row per NI: NET NID STATUS\n"
-     "                    IFACE DEVICE PEERS CONNS EST\n",
-     kNetShowOptions, run_net_show},
+     "                    IFACE DEVICE PEERS CONNS EST CRED (tx credits\n"
+     "                    available/max) MIN Q (waiting for a credit) TXS\n"
+     "                    (txs live/ntx)\n",
+     kListOptions, run_net_show},
     {"peer show", "[NID] [--net NET] [-v] [-t]", "peers of the local NIs as YAML",
      "Lists every peer of every o2ib NI (one entry per NI that knows it):\n"
      "nid, local nid, state (idle, connecting, established, backoff), its\n"
      "connections by state (connecting = init + active_connect + passive_wait,\n"
-     "established, closing, zombie), tx queued and next retry ms.  Prints\n"
-     "'peer: []' when there is none, also when NID is unknown.\n"
+     "established, closing, zombie), tx queued, next retry ms, tx credits (now;\n"
+     "below 0, that many wait), tx credits max, tx credits min, credit queued\n"
+     "and health (up, down).  Prints 'peer: []' when there is none, also when\n"
+     "NID is unknown.\n"
      "\n"
      "  NID               only this peer (on every NI that knows it)\n"
      "      --net NET     only the peers of the NIs of network NET (e.g. o2ib0)\n"
      "  -v, --verbose     add incarnation, races received/sent, connects,\n"
      "                    connect failures, rejects sent/received, last reject,\n"
-     "                    last error, backoff ms, stale closes, phase timeouts\n"
+     "                    last error, backoff ms, stale closes, phase timeouts,\n"
+     "                    failures, downs, alive ms ('never' if never heard\n"
+     "                    from), tx timeouts\n"
      "  -t, --table       a table instead of YAML, one row per peer: NID LOCAL\n"
      "                    STATE CONNS (connecting/established/closing/zombie)\n"
-     "                    TXQ RETRY_MS\n",
-     kPeerShowOptions, run_peer_show},
+     "                    TXQ RETRY_MS CRED (tx credits available/max) MIN Q\n"
+     "                    (credit queued) HEALTH\n",
+     kListOptions, run_peer_show},
     {"peer close", "NID [--source NID]", "close every connection to a peer",
      "Closes every connection to NID (as if it had failed with ECONNABORTED) and\n"
      "cancels a scheduled reconnect and its backoff.  Prints 'closed N\n"
@@ -693,14 +782,18 @@ constexpr Command kCommands[] = {
      "Lists every connection of every o2ib NI, in any state: peer, local nid,\n"
      "state (init, active_connect, passive_wait, established, closing, zombie),\n"
      "phase (none, addr, route, connect), active, age ms, deadline ms, queue\n"
-     "depth, max frags, credits, outstanding, posted, tx queued, error, qp,\n"
-     "rx buffers.  Prints 'conn: []' when there is none.\n"
+     "depth, max frags, credits, outstanding (owed to the peer), posted, tx\n"
+     "queued, error, qp, rx buffers, reserved credits, concurrent sends (the cap\n"
+     "on posted), sq size, sq free, noops posted, noops queued, idle ms,\n"
+     "keepalives.  Prints 'conn: []' when there is none.\n"
      "\n"
      "      --peer NID    only the connections to this peer\n"
      "      --net NET     only the connections of the NIs of network NET\n"
      "  -t, --table       a table instead of YAML, one row per connection: PEER\n"
      "                    LOCAL STATE PHASE ACT AGE_MS QD (queue depth) CRED\n"
-     "                    (credits) OUT (outstanding) POSTED QP\n",
+     "                    (credits) OUT (outstanding) POSTED QP RSV (reserved\n"
+     "                    credits) SENDS (posted/concurrent sends) SQ\n"
+     "                    (free/size) NOOPS (posted/queued) IDLE_MS\n",
      kConnShowOptions, run_conn_show},
     {"fault add",
      "KIND [ARG] [--peer NID] [--local NID] [--count N] [--prob P] [--delay MS] "
@@ -758,17 +851,40 @@ constexpr Command kCommands[] = {
      "traffic statistics of the local NIs and peers as YAML",
      "Prints, like 'lnetctl stats show', 'statistics:' and one entry per local\n"
      "NI (0@lo included): nid, send count, recv count, drop count, error count,\n"
-     "send bytes, recv bytes.  With -v or a NID, each NI entry also lists its\n"
-     "peers ('peers:', the same keys per peer; 'peers: []' when it has none).\n"
+     "send bytes, recv bytes, tx timeouts, queue full drops, keepalives, early\n"
+     "replies.  With -v or a NID, each NI entry also lists its peers ('peers:',\n"
+     "the same keys up to tx timeouts per peer; 'peers: []' when it has none).\n"
      "\n"
      "  NID               list only this peer (implies the peer lists)\n"
      "      --net NET     only the NIs of network NET (e.g. o2ib0)\n"
      "  -v, --verbose     add each NI's peers\n"
      "  -t, --table       a table instead of YAML: NID SENT RECV DROP ERR\n"
-     "                    BYTES_OUT BYTES_IN, one row per NI; with peers a\n"
-     "                    LOCAL column ('-' for an NI) and one row per peer\n"
-     "                    after the row of its NI\n",
-     kStatsOptions, run_stats},
+     "                    BYTES_OUT BYTES_IN TMO QFULL KA EARLY, one row per\n"
+     "                    NI; with peers a LOCAL column ('-' for an NI) and one\n"
+     "                    row per peer after the row of its NI\n",
+     kListOptions, run_stats},
+    {"selftest ping",
+     "NID [NID...] [--from NID] [--concurrency N] [--duration S | --count N] [--timeout MS] [-y]",
+     "ping load test of peers, like 'lst' (lnet_selftest)",
+     "Runs N threads that each ping (LNet GET + REPLY, as 'o2ctl ping') back to\n"
+     "back, round-robin over the NIDs, until the duration passed or --count pings\n"
+     "were made, then reports: rpcs (pings made, failed ones included), rpc/s,\n"
+     "msg/s (2 LNet messages per answered ping), the latency of the answered\n"
+     "pings in microseconds (min, p50, p99, max; the module's round-trip time,\n"
+     "and the wall time around each ioctl), and the ping errors: expired (timed\n"
+     "out), dropped (a local drop: no buffer, no memory, connection aborted, I/O\n"
+     "error), refused (connection refused, no route) and other.  Stops at once\n"
+     "on an error no retry can cure (invalid argument, permission denied).\n"
+     "Exits 0 when every ping was answered, 1 otherwise (the report is printed\n"
+     "either way).  The only mode is ping.\n"
+     "\n"
+     "      --from NID        the local NID to send from (default: the module picks)\n"
+     "      --concurrency N   threads pinging at once, 1..256 (default 8)\n"
+     "      --duration S      seconds to run, 0.1..3600 (default 10)\n"
+     "      --count N         stop after N pings in all (instead of --duration)\n"
+     "      --timeout MS      per ping, 1..600000 ms (default: the module's, 5 s)\n"
+     "  -y, --yaml            the report as YAML ('selftest:' ...)\n",
+     kSelftestPingOptions, run_selftest_ping},
     {"version",
      "",
      "versions of o2ctl, its ABI and the o2lnd module",
@@ -809,7 +925,7 @@ void print_main_help(std::ostream& os) {
         "Commands:\n";
   for (const auto& c : kCommands) {
     std::string head = std::string(c.name);
-    os << "  " << head << std::string(head.size() < 12 ? 12 - head.size() : 1, ' ') << c.summary
+    os << "  " << head << std::string(head.size() < 15 ? 15 - head.size() : 1, ' ') << c.summary
        << "\n";
   }
   os << "  help [COMMAND]\n"
@@ -914,8 +1030,29 @@ int run_command(Env& env, const Command& c, Args args) {
 
 }  // namespace
 
-o2lnd::Result<std::chrono::milliseconds> parse_timeout(std::string_view text) {
+namespace {
+
+// "600", "0.1": whole seconds, or with the decimals that are needed.
+std::string seconds_text(std::chrono::milliseconds ms) {
+  std::string out = std::to_string(ms.count() / 1000);
+  if (auto frac = ms.count() % 1000; frac != 0) {
+    std::string digits = std::to_string(frac);
+    digits.insert(0, 3 - digits.size(), '0');
+    while (digits.back() == '0') {
+      digits.pop_back();
+    }
+    out += "." + digits;
+  }
+  return out;
+}
+
+}  // namespace
+
+o2lnd::Result<std::chrono::milliseconds> parse_seconds(std::string_view text,
+                                                       std::chrono::milliseconds min,
+                                                       std::chrono::milliseconds max) {
   auto invalid = [](std::string why) { return o2lnd::Error{EINVAL, std::move(why)}; };
+  const std::string too_large = "too large (at most " + seconds_text(max) + " seconds)";
   if (text.empty()) {
     return invalid("empty");
   }
@@ -923,8 +1060,8 @@ o2lnd::Result<std::chrono::milliseconds> parse_timeout(std::string_view text) {
   std::size_t i = 0;
   std::size_t int_digits = 0;
   for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++int_digits) {
-    if (int_digits >= 7) {
-      return invalid("too large (at most 600 seconds)");
+    if (int_digits >= 9) {
+      return invalid(too_large);
     }
     ms = ms * 10 + static_cast<std::uint64_t>(text[i] - '0');
   }
@@ -949,13 +1086,21 @@ o2lnd::Result<std::chrono::milliseconds> parse_timeout(std::string_view text) {
   if (i != text.size()) {
     return invalid("not a number of seconds (unexpected '" + std::string(text.substr(i)) + "')");
   }
-  if (ms == 0) {
+  if (ms == 0 && min.count() <= 1) {
     return invalid("must be more than 0 seconds");
   }
-  if (ms > O2LND_PING_TIMEOUT_MAX_MS) {
-    return invalid("too large (at most 600 seconds)");
+  if (ms < static_cast<std::uint64_t>(min.count())) {
+    return invalid("too small (at least " + seconds_text(min) + " seconds)");
+  }
+  if (ms > static_cast<std::uint64_t>(max.count())) {
+    return invalid(too_large);
   }
   return std::chrono::milliseconds(ms);
+}
+
+o2lnd::Result<std::chrono::milliseconds> parse_timeout(std::string_view text) {
+  return parse_seconds(text, std::chrono::milliseconds(1),
+                       std::chrono::milliseconds(O2LND_PING_TIMEOUT_MAX_MS));
 }
 
 o2lnd::Result<std::uint32_t> parse_uint(std::string_view text, std::uint32_t min,

@@ -87,11 +87,24 @@ void format_ni(Yaml& y, const o2lnd::NetInfo& ni, bool verbose) {
   y.kv(kNiSubField, "send_bytes", ni.send_bytes);
   y.kv(kNiSubField, "recv_bytes", ni.recv_bytes);
   y.kv(kNiSubField, "error_count", ni.error_count);
+  y.kv(kNiSubField, "tx_timeouts", ni.tx_timeouts);
+  y.kv(kNiSubField, "queue_full_drops", ni.queue_full_drops);
+  y.kv(kNiSubField, "keepalives", ni.keepalives);
+  y.kv(kNiSubField, "early_replies", ni.early_replies);
   y.line(kNiField, "tunables:");
   y.kv(kNiSubField, "peer_timeout", ni.timeout_s);
   y.kv(kNiSubField, "peer_credits", ni.peer_credits);
   y.kv(kNiSubField, "credits", ni.credits);
   y.kv(kNiSubField, "max_msg_size", ni.max_msg_size);
+  y.kv(kNiSubField, "peercredits_hiw", ni.peer_credits_hiw);
+  y.kv(kNiSubField, "concurrent_sends", ni.concurrent_sends);
+  y.kv(kNiSubField, "ntx", ni.ntx);
+  y.kv(kNiSubField, "keepalive", ni.keepalive_s);
+  y.line(kNiField, "tx_credits:");
+  y.kv(kNiSubField, "max", ni.credits);
+  y.kv(kNiSubField, "available", ni.tx_credits);
+  y.kv(kNiSubField, "min", ni.tx_credits_min);
+  y.kv(kNiSubField, "queued", ni.tx_queued);
   y.line(kNiField, "lnd details:");
   if (!ni.devname.empty()) {
     y.kv(kNiSubField, "rdma device", ni.devname);
@@ -104,6 +117,7 @@ void format_ni(Yaml& y, const o2lnd::NetInfo& ni, bool verbose) {
   y.kv(kNiSubField, "connects_passive", ni.connects_passive);
   y.kv(kNiSubField, "rejects_sent", ni.rejects_sent);
   y.kv(kNiSubField, "rejects_received", ni.rejects_received);
+  y.kv(kNiSubField, "tx_live", ni.tx_live);
 }
 
 // Indents of the peer, conn and fault lists.
@@ -120,11 +134,13 @@ constexpr int kStatPeerField = 12;  // "            send count: 1"
 
 struct Traffic {
   std::uint64_t send_count, recv_count, drop_count, error_count, send_bytes, recv_bytes;
+  std::uint64_t tx_timeouts;
 };
 
 template <typename T>
 Traffic traffic(const T& x) {
-  return {x.send_count, x.recv_count, x.drop_count, x.error_count, x.send_bytes, x.recv_bytes};
+  return {x.send_count, x.recv_count, x.drop_count, x.error_count,
+          x.send_bytes, x.recv_bytes, x.tx_timeouts};
 }
 
 void format_traffic(Yaml& y, int indent, const Traffic& t) {
@@ -134,6 +150,14 @@ void format_traffic(Yaml& y, int indent, const Traffic& t) {
   y.kv(indent, "error count", t.error_count);
   y.kv(indent, "send bytes", t.send_bytes);
   y.kv(indent, "recv bytes", t.recv_bytes);
+  y.kv(indent, "tx timeouts", t.tx_timeouts);
+}
+
+// The NI-only counters of `o2ctl stats`.
+void format_ni_counters(Yaml& y, int indent, const o2lnd::NetInfo& ni) {
+  y.kv(indent, "queue full drops", ni.queue_full_drops);
+  y.kv(indent, "keepalives", ni.keepalives);
+  y.kv(indent, "early replies", ni.early_replies);
 }
 
 // Aligned columns: Table t({"NID", "SENT"}, {false, true}); t.row({...}).
@@ -188,11 +212,17 @@ std::string num(T v) {
 }
 
 void traffic_cells(std::vector<std::string>& cells, const Traffic& t) {
-  for (std::uint64_t v :
-       {t.send_count, t.recv_count, t.drop_count, t.error_count, t.send_bytes, t.recv_bytes}) {
+  for (std::uint64_t v : {t.send_count, t.recv_count, t.drop_count, t.error_count, t.send_bytes,
+                          t.recv_bytes, t.tx_timeouts}) {
     cells.push_back(num(v));
   }
 }
+
+// "available/max".
+std::string ratio(std::int64_t a, std::int64_t b) { return num(a) + "/" + num(b); }
+
+// alive ms, or "never".
+std::string alive(const o2lnd::PeerInfo& p) { return p.never_alive() ? "never" : num(p.alive_ms); }
 
 }  // namespace
 
@@ -284,6 +314,11 @@ std::string format_peer_show(const std::vector<o2lnd::PeerInfo>& peers, bool ver
     y.kv(kListField, "conns zombie", p.conns[O2LND_CONN_ZOMBIE]);
     y.kv(kListField, "tx queued", p.tx_queued);
     y.kv(kListField, "next retry ms", p.next_retry_ms);
+    y.kv(kListField, "tx credits", p.tx_credits);
+    y.kv(kListField, "tx credits max", p.tx_credits_max);
+    y.kv(kListField, "tx credits min", p.tx_credits_min);
+    y.kv(kListField, "credit queued", p.credit_queued);
+    y.kv(kListField, "health", o2lnd::health_name(p.health));
     if (!verbose) {
       continue;
     }
@@ -299,6 +334,10 @@ std::string format_peer_show(const std::vector<o2lnd::PeerInfo>& peers, bool ver
     y.kv(kListField, "backoff ms", p.backoff_ms);
     y.kv(kListField, "stale closes", p.stale_closes);
     y.kv(kListField, "phase timeouts", p.phase_timeouts);
+    y.kv(kListField, "failures", p.failures);
+    y.kv(kListField, "downs", p.downs);
+    y.raw(kListField, "alive ms", alive(p));
+    y.kv(kListField, "tx timeouts", p.tx_timeouts);
   }
   return y.take();
 }
@@ -326,6 +365,14 @@ std::string format_conn_show(const std::vector<o2lnd::ConnInfo>& conns) {
     y.kv(kListField, "error", c.error);
     y.kv(kListField, "qp", c.qp_num);
     y.kv(kListField, "rx buffers", c.nrx);
+    y.kv(kListField, "reserved credits", c.reserved_credits);
+    y.kv(kListField, "concurrent sends", c.concurrent_sends);
+    y.kv(kListField, "sq size", c.sq_size);
+    y.kv(kListField, "sq free", c.sq_free);
+    y.kv(kListField, "noops posted", c.noops_posted);
+    y.kv(kListField, "noops queued", c.noops_queued);
+    y.kv(kListField, "idle ms", c.idle_ms);
+    y.kv(kListField, "keepalives", c.keepalives);
   }
   return y.take();
 }
@@ -340,6 +387,7 @@ std::string format_stats(const std::vector<o2lnd::NetInfo>& nis,
   for (const auto& ni : nis) {
     y.line(kStatItem, "- nid: " + yaml_scalar(ni.nid.str()));
     format_traffic(y, kStatField, traffic(ni));
+    format_ni_counters(y, kStatField, ni);
     if (!with_peers) {
       continue;
     }
@@ -363,36 +411,43 @@ std::string format_stats(const std::vector<o2lnd::NetInfo>& nis,
 }
 
 std::string table_net_show(const std::vector<o2lnd::NetInfo>& nis) {
-  Table t({"NET", "NID", "STATUS", "IFACE", "DEVICE", "PEERS", "CONNS", "EST"},
-          {false, false, false, false, false, true, true, true});
+  Table t({"NET", "NID", "STATUS", "IFACE", "DEVICE", "PEERS", "CONNS", "EST", "CRED", "MIN", "Q",
+           "TXS"},
+          {false, false, false, false, false, true, true, true, true, true, true, true});
   for (const auto& ni : nis) {
     t.row({dash_if_empty(ni.net), ni.nid.str(), std::string(o2lnd::status_name(ni.status)),
            dash_if_empty(ni.ifname), dash_if_empty(ni.devname), num(ni.npeers), num(ni.nconns),
-           num(ni.nconns_established)});
+           num(ni.nconns_established), ratio(ni.tx_credits, ni.credits), num(ni.tx_credits_min),
+           num(ni.tx_queued), ratio(ni.tx_live, ni.ntx)});
   }
   return t.str();
 }
 
 std::string table_peer_show(const std::vector<o2lnd::PeerInfo>& peers) {
-  Table t({"NID", "LOCAL", "STATE", "CONNS", "TXQ", "RETRY_MS"},
-          {false, false, false, false, true, true});
+  Table t({"NID", "LOCAL", "STATE", "CONNS", "TXQ", "RETRY_MS", "CRED", "MIN", "Q", "HEALTH"},
+          {false, false, false, false, true, true, true, true, true, false});
   for (const auto& p : peers) {
     std::string conns = num(p.conns_connecting()) + "/" + num(p.conns[O2LND_CONN_ESTABLISHED]) +
                         "/" + num(p.conns[O2LND_CONN_CLOSING]) + "/" +
                         num(p.conns[O2LND_CONN_ZOMBIE]);
     t.row({p.nid.str(), p.local_nid.str(), o2lnd::peer_state_name(p.state), conns, num(p.tx_queued),
-           num(p.next_retry_ms)});
+           num(p.next_retry_ms), ratio(p.tx_credits, p.tx_credits_max), num(p.tx_credits_min),
+           num(p.credit_queued), o2lnd::health_name(p.health)});
   }
   return t.str();
 }
 
 std::string table_conn_show(const std::vector<o2lnd::ConnInfo>& conns) {
-  Table t({"PEER", "LOCAL", "STATE", "PHASE", "ACT", "AGE_MS", "QD", "CRED", "OUT", "POSTED", "QP"},
-          {false, false, false, false, false, true, true, true, true, true, true});
+  Table t({"PEER", "LOCAL", "STATE", "PHASE", "ACT", "AGE_MS", "QD", "CRED", "OUT", "POSTED", "QP",
+           "RSV", "SENDS", "SQ", "NOOPS", "IDLE_MS"},
+          {false, false, false, false, false, true, true, true, true, true, true, true, true, true,
+           true, true});
   for (const auto& c : conns) {
     t.row({c.peer_nid.str(), c.local_nid.str(), o2lnd::conn_state_name(c.state),
            o2lnd::phase_name(c.phase), c.active ? "yes" : "no", num(c.age_ms), num(c.queue_depth),
-           num(c.credits), num(c.outstanding), num(c.nposted), num(c.qp_num)});
+           num(c.credits), num(c.outstanding), num(c.nposted), num(c.qp_num),
+           num(c.reserved_credits), ratio(c.nposted, c.concurrent_sends),
+           ratio(c.sq_free, c.sq_size), ratio(c.noops_posted, c.noops_queued), num(c.idle_ms)});
   }
   return t.str();
 }
@@ -416,7 +471,8 @@ std::string table_stats(const std::vector<o2lnd::NetInfo>& nis,
     header.emplace_back("LOCAL");
     right.push_back(false);
   }
-  for (const char* h : {"SENT", "RECV", "DROP", "ERR", "BYTES_OUT", "BYTES_IN"}) {
+  for (const char* h :
+       {"SENT", "RECV", "DROP", "ERR", "BYTES_OUT", "BYTES_IN", "TMO", "QFULL", "KA", "EARLY"}) {
     header.emplace_back(h);
     right.push_back(true);
   }
@@ -427,6 +483,9 @@ std::string table_stats(const std::vector<o2lnd::NetInfo>& nis,
       cells.emplace_back("-");
     }
     traffic_cells(cells, traffic(ni));
+    cells.push_back(num(ni.queue_full_drops));
+    cells.push_back(num(ni.keepalives));
+    cells.push_back(num(ni.early_replies));
     t.row(std::move(cells));
     if (!with_peers) {
       continue;
@@ -435,6 +494,7 @@ std::string table_stats(const std::vector<o2lnd::NetInfo>& nis,
       if (p.local_nid == ni.nid) {
         std::vector<std::string> pc = {p.nid.str(), ni.nid.str()};
         traffic_cells(pc, traffic(p));
+        pc.insert(pc.end(), {"-", "-", "-"});  // NI-only counters
         t.row(std::move(pc));
       }
     }

@@ -33,6 +33,8 @@ const char kUsage[] =
     "                               (124 on timeout, 255 if the guest did not answer)\n"
     "  status                       guests, pids, alive or not\n"
     "  kill GUEST | boot GUEST      SIGKILL a guest / boot it again (same config)\n"
+    "  pause GUEST | resume GUEST   freeze a guest's vCPUs / let them run (QEMU monitor\n"
+    "                               stop / cont); a paused guest's agent does not answer\n"
     "  reports [GUEST]              kernel reports (Oops, BUG, WARNING, KASAN, lockdep...)\n"
     "  dmesg GUEST                  print the guest's dmesg\n"
     "  console GUEST                print the path of the guest's serial console log\n"
@@ -139,6 +141,16 @@ int main(int argc, char** argv) {
     if (a.empty() && cmd != "reports") return usage();
     if (cmd == "kill") {
       tb->by(a[0]).kill();
+      return 0;
+    }
+    if (cmd == "pause" || cmd == "resume") {
+      Guest& g = tb->by(a[0]);
+      if (cmd == "pause") {
+        g.pause();
+      } else {
+        g.resume();
+      }
+      printf("o2-testbed: %s %s\n", g.name().c_str(), g.vm_status().c_str());
       return 0;
     }
     if (cmd == "boot") {

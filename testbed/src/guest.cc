@@ -267,6 +267,9 @@ std::vector<std::string> Guest::qemu_argv() const {
       "-no-reboot",
       "-serial",
       "file:" + cfg_.dir + "/console.log",
+      // The human monitor, for pause() / resume() (no networking on it).
+      "-monitor",
+      "unix:" + cfg_.dir + "/mon.sock,server=on,wait=off",
       "-pidfile",
       cfg_.dir + "/qemu.pid",
       "-kernel",
@@ -325,7 +328,9 @@ void Guest::start() {
     if (p != std::string::npos) unlink(s.substr(p + 11, s.find(',', p) - p - 11).c_str());
   }
   unlink((cfg_.dir + "/agent.sock").c_str());
+  unlink(monitor_path().c_str());
   unlink((cfg_.dir + "/qemu.pid").c_str());
+  paused_ = false;
   {
     std::string all;
     for (auto& s : argv) all += s + '\0';
@@ -417,7 +422,94 @@ void Guest::kill() {
     }
   }
   pid_ = -1;
+  paused_ = false;
   unlink((cfg_.dir + "/qemu.pid").c_str());
+}
+
+std::string hmp_command(const std::string& path, const std::string& cmd, double timeout_s) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw Error(std::string("socket: ") + strerror(errno));
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  if (path.size() >= sizeof sa.sun_path) {
+    close(fd);
+    throw Error("socket path too long: " + path);
+  }
+  path.copy(sa.sun_path, path.size());
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): sockets API
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0) {
+    int e = errno;
+    close(fd);
+    throw Error("QEMU monitor " + path + ": " + strerror(e));
+  }
+  const std::string prompt = "(qemu) ";
+  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(timeout_s));
+  std::string buf;
+  // Reads until the buffer ends with the prompt; false on EOF or timeout.
+  auto until_prompt = [&]() {
+    for (;;) {
+      if (buf.size() >= prompt.size() &&
+          buf.compare(buf.size() - prompt.size(), prompt.size(), prompt) == 0) {
+        return true;
+      }
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) return false;
+      pollfd p{fd, POLLIN, 0};
+      int n = poll(&p, 1, static_cast<int>(left.count()));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      char rb[4096];
+      ssize_t r = read(fd, rb, sizeof rb);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;
+      buf.append(rb, static_cast<size_t>(r));
+    }
+  };
+  if (!until_prompt()) {
+    close(fd);
+    throw Error("QEMU monitor " + path + ": no prompt");
+  }
+  buf.clear();
+  std::string line = cmd + "\n";
+  size_t off = 0;
+  while (off < line.size()) {
+    ssize_t n = send(fd, line.data() + off, line.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+  bool ok = off == line.size() && until_prompt();
+  close(fd);
+  if (!ok) throw Error("QEMU monitor " + path + ": no answer to '" + cmd + "'");
+  buf.resize(buf.size() - prompt.size());
+  // The monitor echoes the command line (with terminal escapes): drop the
+  // first line, and carriage returns.
+  size_t nl = buf.find('\n');
+  std::string out = nl == std::string::npos ? std::string() : buf.substr(nl + 1);
+  std::erase(out, '\r');
+  return out;
+}
+
+std::string Guest::vm_status() const {
+  std::string s = hmp_command(monitor_path(), "info status");
+  // "VM status: running" / "VM status: paused"
+  size_t p = s.find("VM status: ");
+  if (p == std::string::npos) return s;
+  std::string v = s.substr(p + 11);
+  return v.substr(0, v.find_first_of(" \n"));
+}
+
+void Guest::pause() {
+  if (!alive()) throw Error("guest " + cfg_.name + ": pause: not running");
+  hmp_command(monitor_path(), "stop");
+  paused_ = true;
+}
+
+void Guest::resume() {
+  if (!alive()) throw Error("guest " + cfg_.name + ": resume: not running");
+  hmp_command(monitor_path(), "cont");
+  paused_ = false;
 }
 
 bool Guest::connect_agent() {

@@ -88,6 +88,19 @@ class Guest {
   void wait_ready(std::chrono::seconds timeout = std::chrono::seconds(180));
   void kill();  // SIGKILL by the pid QEMU wrote
   [[nodiscard]] bool alive() const;
+  // Freezes the guest's vCPUs (HMP `stop` on the QEMU monitor, a unix
+  // socket mon.sock in the state folder) / lets them run again (`cont`).
+  // A paused guest keeps its memory, links and sockets but runs nothing:
+  // its agent does not answer (run() just waits, up to its deadline + 30 s,
+  // and gets the reply if the guest resumes in time), its RDMA peers see a
+  // dead node.  Throws Error if the monitor does not answer.
+  void pause();
+  void resume();
+  // As set by pause()/resume() of this object; vm_status() asks QEMU
+  // ("running", "paused", ...).
+  [[nodiscard]] bool paused() const { return paused_; }
+  [[nodiscard]] std::string vm_status() const;
+  [[nodiscard]] std::string monitor_path() const { return cfg_.dir + "/mon.sock"; }
   void detach() { detached_ = true; }
   [[nodiscard]] double boot_seconds() const { return boot_seconds_; }
   [[nodiscard]] int boots() const { return boots_; }  // boots by this object so far
@@ -124,6 +137,7 @@ class Guest {
   GuestConfig cfg_;
   pid_t pid_ = -1;
   bool detached_ = false;
+  bool paused_ = false;
   double boot_seconds_ = 0;
   int boots_ = 0;
   size_t console_mark_ = 0;
@@ -141,6 +155,12 @@ class Guest {
   std::map<uint32_t, Pending> pending_;
   std::string last_mark_;
 };
+
+// One HMP command on a QEMU human monitor at unix socket `path`: waits for
+// the "(qemu) " prompt, sends `cmd`, returns what QEMU printed before the
+// next prompt (without the echoed command line).  Throws Error on a
+// connect failure or when no prompt comes within timeout_s.
+std::string hmp_command(const std::string& path, const std::string& cmd, double timeout_s = 10);
 
 // Kernel report patterns, exposed for tests of the scanner.
 std::vector<std::string> scan_reports(const std::string& log);

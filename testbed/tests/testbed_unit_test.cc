@@ -1,6 +1,14 @@
-// Host-side unit tests of the test bed's pure parts: framing and the
-// kernel report scanner.
+// Host-side unit tests of the test bed's pure parts: framing, the kernel
+// report scanner and the QEMU monitor client (against a fake monitor).
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -84,6 +92,97 @@ TEST(ScanReports, CleanBootHasNone) {
   EXPECT_TRUE(
       scan_reports("[0.0] Booting\n[0.1] rdma_rxe: loaded\n[0.2] infiniband rxe0: added veth0\n")
           .empty());
+}
+
+// A fake QEMU human monitor on a unix socket: greets with the banner and
+// prompt, echoes each command line with terminal escapes as QEMU does,
+// answers `info status` with the VM state, `stop` / `cont` change it.
+class FakeMonitor {
+ public:
+  FakeMonitor() : fd_(socket(AF_UNIX, SOCK_STREAM, 0)) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "o2tb-mon-XXXXXX").string();
+    dir_ = mkdtemp(tmpl.data()) != nullptr ? tmpl : std::filesystem::temp_directory_path().string();
+    path_ = dir_ + "/mon.sock";
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    path_.copy(sa.sun_path, path_.size());
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): sockets API
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || listen(fd_, 4) != 0) {
+      ADD_FAILURE() << "fake monitor: cannot listen on " << path_;
+    }
+    th_ = std::thread([this] { serve(); });
+  }
+  ~FakeMonitor() {
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    th_.join();
+    unlink(path_.c_str());
+    rmdir(dir_.c_str());
+  }
+  FakeMonitor(const FakeMonitor&) = delete;
+  FakeMonitor& operator=(const FakeMonitor&) = delete;
+  FakeMonitor(FakeMonitor&&) = delete;
+  FakeMonitor& operator=(FakeMonitor&&) = delete;
+  [[nodiscard]] const std::string& path() const { return path_; }
+  std::vector<std::string> commands;  // as received
+
+ private:
+  void serve() {
+    for (;;) {
+      int c = accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      std::string hello = "QEMU 7.2.22 monitor - type 'help' for more information\r\n(qemu) ";
+      if (write(c, hello.data(), hello.size()) < 0) break;
+      std::string buf;
+      char ch = 0;
+      while (read(c, &ch, 1) == 1) {
+        if (ch != '\n') {
+          buf += ch;
+          continue;
+        }
+        commands.push_back(buf);
+        std::string out = buf.substr(0, 1) + "\x1b[K\x1b[D" + buf + "\x1b[K\r\n";
+        if (buf == "stop") status_ = "paused";
+        if (buf == "cont") status_ = "running";
+        if (buf == "info status") out += "VM status: " + status_ + "\r\n";
+        out += "(qemu) ";
+        if (write(c, out.data(), out.size()) < 0) break;
+        buf.clear();
+      }
+      close(c);
+    }
+  }
+  int fd_ = -1;
+  std::string dir_, path_, status_ = "running";
+  std::thread th_;
+};
+
+TEST(Monitor, HmpCommandReturnsTheAnswerWithoutEchoOrPrompt) {
+  FakeMonitor m;
+  EXPECT_EQ(hmp_command(m.path(), "info status"), "VM status: running\n");
+  EXPECT_EQ(hmp_command(m.path(), "stop"), "");
+  EXPECT_EQ(hmp_command(m.path(), "info status"), "VM status: paused\n");
+  EXPECT_EQ(hmp_command(m.path(), "cont"), "");
+  EXPECT_EQ(hmp_command(m.path(), "info status"), "VM status: running\n");
+  EXPECT_EQ(m.commands, (std::vector<std::string>{"info status", "stop", "info status", "cont",
+                                                  "info status"}));
+}
+
+TEST(Monitor, HmpCommandWithoutMonitorThrows) {
+  EXPECT_THROW(hmp_command("/var/tmp/o2tb-no-such-monitor.sock", "stop", 1), Error);
+}
+
+TEST(Monitor, GuestMonitorSocketIsInItsStateFolder) {
+  GuestConfig c;
+  c.name = "g9";
+  c.dir = "/var/tmp/o2tb-unit-g9";
+  {
+    Guest g(c);
+    EXPECT_EQ(g.monitor_path(), "/var/tmp/o2tb-unit-g9/mon.sock");
+    EXPECT_FALSE(g.paused());
+    EXPECT_THROW(g.pause(), Error);  // not running
+  }
+  std::filesystem::remove_all("/var/tmp/o2tb-unit-g9");
 }
 
 }  // namespace

@@ -165,6 +165,8 @@ TEST_F(AbiTest, NetShowIgnoresGarbageInOutputFields) {
   ASSERT_EQ(call(O2LND_IOC_NET_SHOW, &a), 0) << "output fields are not inputs";
   EXPECT_EQ(a.pad, 0U);
   EXPECT_EQ(a.pad2, 0U);
+  EXPECT_FALSE(all_bytes(a, offsetof(o2lnd_ioc_net, tx_credits), sizeof(a), kPattern))
+      << "the ABI 3 fields were not written";
 }
 
 TEST_F(AbiTest, EveryNiReadsBackClean) {
@@ -203,6 +205,34 @@ TEST_F(AbiTest, EveryNiReadsBackClean) {
       EXPECT_GT(a.timeout_s, 0U);
       EXPECT_GT(a.max_msg_size, 0U);
       EXPECT_LE(a.nconns_established, a.nconns);
+      // ABI 3: credits, txs and tunables.
+      EXPECT_LE(a.tx_credits, static_cast<std::int32_t>(a.credits));
+      EXPECT_LE(a.tx_credits_min, a.tx_credits) << "min is the lowest tx_credits ever reached";
+      if (a.tx_credits >= 0) {
+        EXPECT_EQ(a.tx_queued, 0U) << "messages wait only when no credit is left";
+      }
+      EXPECT_GT(a.ntx, 0U);
+      EXPECT_LE(a.tx_live, a.ntx);
+      EXPECT_GT(a.peer_credits_hiw, 0U);
+      EXPECT_LE(a.peer_credits_hiw, a.peer_credits);
+      EXPECT_GT(a.concurrent_sends, 0U);
+    }
+    // Every ABI 3 output field was written (none is left as the pattern).
+    for (std::uint32_t v :
+         {static_cast<std::uint32_t>(a.tx_credits), static_cast<std::uint32_t>(a.tx_credits_min),
+          a.tx_queued, a.ntx, a.tx_live, a.peer_credits_hiw, a.concurrent_sends, a.keepalive_s}) {
+      EXPECT_NE(v, 0xa5a5a5a5U) << "an ABI 3 field of NI " << nid.str() << " was not written";
+    }
+    for (std::uint64_t v : {a.tx_timeouts, a.tx_no_credit_drops, a.keepalives, a.early_replies}) {
+      EXPECT_NE(v, 0xa5a5a5a5a5a5a5a5ULL)
+          << "an ABI 3 counter of NI " << nid.str() << " was not written";
+    }
+    if (nid == Nid::loopback()) {
+      EXPECT_EQ(a.tx_queued, 0U) << "0@lo has zero counters";
+      EXPECT_EQ(a.tx_timeouts, 0U);
+      EXPECT_EQ(a.tx_no_credit_drops, 0U);
+      EXPECT_EQ(a.keepalives, 0U);
+      EXPECT_EQ(a.early_replies, 0U);
     }
   }
   EXPECT_TRUE(have_lo) << "LNet always has 0@lo";

@@ -1,5 +1,7 @@
 // The ABI 2 commands of include/uapi/o2lnd.h against the real module:
-// PEER_SHOW, CONN_SHOW, PEER_CLOSE and FAULT_ADD / _DEL / _LIST.
+// PEER_SHOW, CONN_SHOW, PEER_CLOSE and FAULT_ADD / _DEL / _LIST, with the
+// fields ABI 3 added to PEER_SHOW and CONN_SHOW (credits, health, send
+// queue, NOOPs).
 //
 // Fault rules made here only ever name kNowhere (192.0.2.1@o2ib0) as their
 // peer, so they cannot disturb real traffic, and every fault test starts
@@ -241,8 +243,27 @@ TEST_F(AbiV2Test, EveryPeerReadsBackClean) {
       if (a.state == O2LND_PEER_ESTABLISHED) {
         EXPECT_GT(a.conns[O2LND_CONN_ESTABLISHED], 0U) << "ESTABLISHED: at least one connection";
       }
+      // ABI 3: credits and health.
+      EXPECT_LE(a.tx_credits, static_cast<std::int32_t>(a.tx_credits_max));
+      EXPECT_LE(a.tx_credits_min, a.tx_credits) << "min is the lowest tx_credits ever reached";
+      if (a.tx_credits >= 0) {
+        EXPECT_EQ(a.credit_queued, 0U) << "messages wait only when no credit is left";
+      }
+      EXPECT_TRUE(a.health == O2LND_HEALTH_UP || a.health == O2LND_HEALTH_DOWN)
+          << "health " << a.health;
+      if (a.health == O2LND_HEALTH_UP) {
+        EXPECT_LT(a.failures, static_cast<std::uint32_t>(O2LND_PEER_DOWN_FAILURES))
+            << "a peer with that many failures in a row is down";
+      } else {
+        EXPECT_GE(a.downs, 1U) << "a down peer was marked down at least once";
+      }
       if (Nid(a.nid) == want) {
         found = true;
+        EXPECT_EQ(a.health, static_cast<std::uint32_t>(O2LND_HEALTH_UP)) << "it just answered";
+        EXPECT_EQ(a.failures, 0U) << "it just answered";
+        EXPECT_NE(a.alive_ms, ~0U) << "it was heard from";
+        EXPECT_LT(a.alive_ms, 600000U) << "it was heard from during this test";
+        EXPECT_GT(a.tx_credits_max, 0U);
         EXPECT_EQ(a.state, static_cast<std::uint32_t>(O2LND_PEER_ESTABLISHED));
         EXPECT_GE(a.conns[O2LND_CONN_ESTABLISHED], 1U);
         EXPECT_GE(a.connects, 1U) << "we pinged it, so we connected to it";
@@ -268,6 +289,14 @@ TEST_F(AbiV2Test, PeerShowOutputFieldsAreNotInputs) {
     if (rc == 0) {
       EXPECT_EQ(a.pad, 0U);
       EXPECT_EQ(a.conns[7], 0U);
+      EXPECT_TRUE(a.health == O2LND_HEALTH_UP || a.health == O2LND_HEALTH_DOWN)
+          << "health 0x" << std::hex << a.health << ": the ABI 3 fields were not written";
+      for (std::uint32_t v :
+           {static_cast<std::uint32_t>(a.tx_credits), a.tx_credits_max,
+            static_cast<std::uint32_t>(a.tx_credits_min), a.credit_queued, a.failures, a.downs}) {
+        EXPECT_NE(v, 0xa5a5a5a5U) << "an ABI 3 field was not written";
+      }
+      EXPECT_NE(a.tx_timeouts, 0xa5a5a5a5a5a5a5a5ULL) << "tx_timeouts was not written";
     }
   }
 }
@@ -334,6 +363,12 @@ TEST_F(AbiV2Test, EveryConnectionReadsBackClean) {
         EXPECT_NE(a.peer_stamp, 0U);
         EXPECT_EQ(a.error, 0);
         EXPECT_LE(a.credits, static_cast<std::int32_t>(a.queue_depth));
+        // ABI 3: Sends in flight, send queue and NOOPs.
+        EXPECT_GT(a.concurrent_sends, 0U);
+        EXPECT_LE(a.nposted, a.concurrent_sends) << "concurrent_sends caps the Sends in flight";
+        EXPECT_GT(a.sq_size, 0U);
+        EXPECT_LE(a.sq_free, a.sq_size);
+        EXPECT_LE(a.noops_posted, 2U) << "at most 2 NOOPs posted";
       }
       if (a.state == O2LND_CONN_ZOMBIE) {
         EXPECT_EQ(a.qp_num, 0U) << "a zombie's QP is destroyed";
@@ -355,6 +390,11 @@ TEST_F(AbiV2Test, ConnShowOutputFieldsAreNotInputs) {
     EXPECT_TRUE(rc == 0 || rc == ENOENT) << "NI " << ni << ": " << errno_name(rc);
     if (rc == 0) {
       EXPECT_EQ(a.pad, 0U);
+      for (std::uint32_t v :
+           {static_cast<std::uint32_t>(a.reserved_credits), a.concurrent_sends, a.sq_size,
+            a.sq_free, a.noops_posted, a.noops_queued, a.idle_ms, a.keepalives}) {
+        EXPECT_NE(v, 0xa5a5a5a5U) << "an ABI 3 field was not written";
+      }
     }
   }
 }

@@ -163,6 +163,7 @@ void Bed::before_test(const std::string& test) {
   fs::remove(test_log_);
   for (size_t i = 0; i < tb_->size(); i++) {
     Guest& g = (*tb_)[i];
+    if (g.paused() && g.alive()) g.resume();  // left paused by an aborted test
     if (dirty_ || !g.alive()) {
       auto t0 = std::chrono::steady_clock::now();
       g.boot();
@@ -200,6 +201,15 @@ void Bed::after_test(bool failed) {
     if (!g.alive()) {
       problems.push_back(g.name() + " died during the test (console: " + g.console_path() + ")");
       continue;
+    }
+    if (g.paused()) {  // a test that failed between pause() and resume()
+      try {
+        g.resume();
+      } catch (const std::exception& e) {
+        problems.push_back(g.name() + ": could not resume the paused guest: " + e.what());
+        dirty_ = true;
+        continue;
+      }
     }
     RunResult r = run(g, "if grep -q '^o2lnd ' /proc/modules; then rmmod o2lnd; fi", 60);
     if (!r.ok()) {

@@ -75,6 +75,32 @@ struct LoopStats {
 };
 LoopStats loop_stats(const std::string& log, double t0);
 
+// Pauses a guest (QEMU `stop`: its vCPUs freeze, its peers see a dead
+// node) for the guard's lifetime, or until resume(); a test that fails in
+// between leaves no paused guest behind (the fixture also resumes any
+// paused guest after each test).  Never call into the paused guest: its
+// agent does not answer, a run() just waits.
+class PausedGuest {
+ public:
+  explicit PausedGuest(Guest& g) : g_(g) { g_.pause(); }
+  ~PausedGuest() {
+    try {
+      resume();
+    } catch (const std::exception&) {  // the fixture reports it
+    }
+  }
+  PausedGuest(const PausedGuest&) = delete;
+  PausedGuest& operator=(const PausedGuest&) = delete;
+  PausedGuest(PausedGuest&&) = delete;
+  PausedGuest& operator=(PausedGuest&&) = delete;
+  void resume() {
+    if (g_.paused() && g_.alive()) g_.resume();
+  }
+
+ private:
+  Guest& g_;
+};
+
 // One booted topology shared by the tests of a suite.
 class Bed {
  public:

@@ -354,7 +354,8 @@ const std::vector<ParamCase>& param_cases() {
       good("Timeout1Loads", "timeout=1", "timeout=1"),
       good("Timeout3600Loads", "timeout=3600", "timeout=3600"),
       good("Credits8Loads", "credits=8", "credits=8"),
-      good("Credits16384Loads", "credits=16384", "credits=16384"),
+      // ntx (txs alive per NI) must be at least credits.
+      good("Credits16384Loads", "credits=16384 ntx=16384", "credits=16384"),
       good("AckTimeout12Loads", "ack_timeout=12", "ack_timeout=12"),
       good("AckTimeout24Loads", "ack_timeout=24", "ack_timeout=24"),
       // Lustre clamps peer_credits to credits; o2lnd takes both as given.

@@ -3,6 +3,8 @@
 // failing o2lnd scenario is not a test-bed problem.
 //   compute eth0 192.168.1.1 <-> router eth0 192.168.1.2
 //   router  eth1 192.168.2.2 <-> server eth0 192.168.2.1
+#include <chrono>
+#include <future>
 #include <string>
 
 #include "fixture.h"
@@ -95,6 +97,41 @@ TEST_F(TestbedRouter, KilledGuestBootsAgainWithItsLinks) {
     r = run(router, "rping -c -a 192.168.2.1 -C 1", 30);
     if (r.ok()) break;
     run(router, "sleep 0.5", 5);
+  }
+  EXPECT_TRUE(r.ok()) << r.out;
+}
+
+// pause() freezes a guest (QEMU `stop`): its agent answers nothing (a
+// run() just waits, it is not lost), its neighbours cannot reach it; after
+// resume() the waiting command runs and returns, and the links work again.
+TEST_F(TestbedRouter, PausedGuestRunsNothingUntilResumed) {
+  Guest& server = guest("server");
+  Guest& router = guest("router");
+  ASSERT_EQ(run(router, "busybox ping -c 1 -W 5 192.168.2.1", 15).status, 0);
+  {
+    PausedGuest paused(server);
+    EXPECT_TRUE(server.paused());
+    EXPECT_EQ(server.vm_status(), "paused");
+    auto t0 = std::chrono::steady_clock::now();
+    auto waiting = std::async(std::launch::async, [&] { return server.run("echo resumed", 60); });
+    EXPECT_EQ(waiting.wait_for(std::chrono::seconds(3)), std::future_status::timeout)
+        << "a paused guest answered";
+    RunResult r = run(router, "busybox ping -c 2 -W 1 192.168.2.1", 15);
+    EXPECT_NE(r.status, 0) << "a paused guest answered ICMP:\n" << r.out;
+    paused.resume();
+    RunResult w = waiting.get();
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_TRUE(w.ok()) << w.out;
+    EXPECT_EQ(w.out, "resumed\n");
+    EXPECT_GE(s, 3);
+    figure("paused_run_returned_after_s", std::to_string(s));
+  }
+  EXPECT_FALSE(server.paused());
+  EXPECT_EQ(server.vm_status(), "running");
+  RunResult r;
+  for (int i = 0; i < 10; i++) {
+    r = run(router, "busybox ping -c 1 -W 2 192.168.2.1", 15);
+    if (r.ok()) break;
   }
   EXPECT_TRUE(r.ok()) << r.out;
 }

@@ -26,7 +26,9 @@ using o2lnd::testing::make_conn;
 using o2lnd::testing::make_ni;
 using o2lnd::testing::make_peer;
 
-constexpr std::uint64_t kPeer = 0x00050000c0a80102ULL;   // 192.168.1.2@o2ib0
+constexpr std::uint64_t kPeer = 0x00050000c0a80102ULL;  // 192.168.1.2@o2ib0
+// This build's ABI as o2ctl prints it.
+const std::string kAbi = std::to_string(O2LND_ABI_VERSION);
 constexpr std::uint64_t kLocal = 0x00050000c0a80101ULL;  // 192.168.1.1@o2ib0
 
 class CliTest : public ::testing::Test {
@@ -213,9 +215,9 @@ TEST_F(CliTest, DeviceOptionOverridesThePath) {
 TEST_F(CliTest, ModuleWithOtherAbiIsRefused) {
   kernel_->abi = 1;
   EXPECT_EQ(run_o2ctl({"ping", "192.168.1.2@o2ib0"}), kExitFailure);
-  EXPECT_EQ(err(),
-            "o2ctl: o2lnd module ABI 1, o2ctl speaks ABI 2: upgrade o2ctl or load a matching "
-            "module\n");
+  EXPECT_EQ(err(), "o2ctl: o2lnd module ABI 1, o2ctl speaks ABI " + kAbi +
+                       ": upgrade o2ctl or load a matching "
+                       "module\n");
   EXPECT_EQ(last_ping().nid, 0U) << "no PING may be sent to a module of another ABI";
 }
 
@@ -262,7 +264,7 @@ TEST_F(CliTest, NetShowErrorIsReported) {
   kernel_->nis = {make_ni(O2LND_LO_NID, "lo", "")};
   kernel_->net_err = EFAULT;
   EXPECT_EQ(run_o2ctl({"net", "show"}), kExitFailure);
-  EXPECT_EQ(err(), "o2ctl: O2LND_IOC_NET_SHOW of NI 0: Bad address\n");
+  EXPECT_EQ(err(), "o2ctl: net show: O2LND_IOC_NET_SHOW of NI 0: Bad address\n");
 }
 
 TEST_F(CliTest, NetWithoutSubcommandListsThem) {
@@ -280,9 +282,12 @@ TEST_F(CliTest, VersionShowsToolAbiAndModule) {
   EXPECT_EQ(run_o2ctl({"version"}), kExitOk);
   EXPECT_EQ(out(),
             "o2ctl version: \"0.1.0\"\n"
-            "o2ctl abi: 2\n"
-            "module version: \"0.1.0-fake\"\n"
-            "module abi: 2\n");
+            "o2ctl abi: " +
+                kAbi +
+                "\n"
+                "module version: \"0.1.0-fake\"\n"
+                "module abi: " +
+                kAbi + "\n");
   EXPECT_EQ(run_o2ctl({"--version"}), kExitOk);
 }
 
@@ -290,22 +295,22 @@ TEST_F(CliTest, VersionReportsAModuleOfAnotherAbi) {
   kernel_->abi = 7;
   EXPECT_EQ(run_o2ctl({"version"}), kExitFailure);
   EXPECT_NE(out().find("module abi: 7\n"), std::string::npos);
-  EXPECT_EQ(err(),
-            "o2ctl: o2lnd module ABI 7, o2ctl speaks ABI 2: upgrade o2ctl or load a matching "
-            "module\n");
+  EXPECT_EQ(err(), "o2ctl: o2lnd module ABI 7, o2ctl speaks ABI " + kAbi +
+                       ": upgrade o2ctl or load a matching "
+                       "module\n");
 }
 
 TEST_F(CliTest, VersionWithoutModuleStillShowsTheTool) {
   open_err_ = ENOENT;
   EXPECT_EQ(run_o2ctl({"version"}), kExitFailure);
-  EXPECT_EQ(out(), "o2ctl version: \"0.1.0\"\no2ctl abi: 2\n");
+  EXPECT_EQ(out(), "o2ctl version: \"0.1.0\"\no2ctl abi: " + kAbi + "\n");
   EXPECT_NE(err().find("is the o2lnd module loaded?"), std::string::npos);
 }
 
 TEST_F(CliTest, HelpListsEveryCommand) {
   EXPECT_EQ(run_o2ctl({"--help"}), kExitOk);
   for (const char* c : {"ping", "net show", "peer show", "peer close", "conn show", "fault add",
-                        "fault del", "fault list", "stats", "version"}) {
+                        "fault del", "fault list", "stats", "selftest ping", "version"}) {
     EXPECT_NE(out().find(std::string("  ") + c), std::string::npos) << c;
   }
   EXPECT_EQ(run_o2ctl({"help"}), kExitOk);
@@ -387,7 +392,50 @@ TEST_F(PeerCliTest, PeerShowPrintsYaml) {
             "      conns closing: 0\n"
             "      conns zombie: 0\n"
             "      tx queued: 0\n"
-            "      next retry ms: 0\n");
+            "      next retry ms: 0\n"
+            "      tx credits: 0\n"
+            "      tx credits max: 0\n"
+            "      tx credits min: 0\n"
+            "      credit queued: 0\n"
+            "      health: up\n");
+}
+
+TEST_F(PeerCliTest, PeerShowShowsCreditsAndHealth) {
+  o2lnd_ioc_peer p = established_peer(kPeer);
+  p.tx_credits = -2;
+  p.tx_credits_max = 8;
+  p.tx_credits_min = -3;
+  p.credit_queued = 2;
+  p.health = O2LND_HEALTH_DOWN;
+  p.failures = 4;
+  p.downs = 1;
+  p.alive_ms = 2500;
+  p.tx_timeouts = 5;
+  o2lnd_ioc_peer never = make_peer(kPeer3, O2LND_PEER_IDLE);
+  never.alive_ms = ~0U;
+  kernel_->peers[1] = {p, never};
+  EXPECT_EQ(run_o2ctl({"peer", "show"}), kExitOk);
+  EXPECT_NE(out().find("      next retry ms: 0\n"
+                       "      tx credits: -2\n"
+                       "      tx credits max: 8\n"
+                       "      tx credits min: -3\n"
+                       "      credit queued: 2\n"
+                       "      health: down\n"),
+            std::string::npos)
+      << out();
+  EXPECT_EQ(out().find("failures:"), std::string::npos) << "-v only\n" << out();
+  EXPECT_EQ(run_o2ctl({"peer", "show", "-v"}), kExitOk);
+  EXPECT_NE(out().find("      phase timeouts: 0\n"
+                       "      failures: 4\n"
+                       "      downs: 1\n"
+                       "      alive ms: 2500\n"
+                       "      tx timeouts: 5\n"),
+            std::string::npos)
+      << out();
+  EXPECT_NE(out().find("      alive ms: never\n"), std::string::npos) << out();
+  EXPECT_EQ(run_o2ctl({"peer", "show", "-t"}), kExitOk);
+  EXPECT_NE(out().find("CRED  MIN  Q  HEALTH\n"), std::string::npos) << out();
+  EXPECT_NE(out().find("  -2/8   -3  2  down\n"), std::string::npos) << out();
 }
 
 TEST_F(PeerCliTest, PeerShowCountsInitActiveConnectAndPassiveWaitAsConnecting) {
@@ -428,7 +476,7 @@ TEST_F(PeerCliTest, PeerShowVerboseAddsCountersInOrder) {
   p.phase_timeouts = 9;
   kernel_->peers[1] = {p};
   EXPECT_EQ(run_o2ctl({"peer", "show", "-v"}), kExitOk);
-  EXPECT_NE(out().find("      next retry ms: 0\n"
+  EXPECT_NE(out().find("      health: up\n"
                        "      incarnation: 1700000000000000001\n"
                        "      races received: 1\n"
                        "      races sent: 2\n"
@@ -524,14 +572,16 @@ TEST_F(PeerCliTest, PeerShowOfOldModuleSaysTooOld) {
   EXPECT_EQ(run_o2ctl({"peer", "show"}), kExitFailure);
   EXPECT_EQ(err(),
             "o2ctl: peer show: the o2lnd module does not know this command (module too old for "
-            "o2ctl ABI 2; load a matching module)\n");
+            "o2ctl ABI " +
+                kAbi + "; load a matching module)\n");
 }
 
 TEST_F(PeerCliTest, PeerShowAbiMismatchNamesBothAbis) {
   kernel_->fail[O2LND_IOC_PEER_SHOW] = EPROTO;
   EXPECT_EQ(run_o2ctl({"peer", "show"}), kExitFailure);
-  EXPECT_NE(err().find("o2ctl: peer show: ABI mismatch: module ABI 2, o2ctl ABI 2"),
-            std::string::npos)
+  EXPECT_NE(
+      err().find("o2ctl: peer show: ABI mismatch: module ABI " + kAbi + ", o2ctl ABI " + kAbi + ""),
+      std::string::npos)
       << err();
 }
 
@@ -544,9 +594,9 @@ TEST_F(PeerCliTest, NewCommandsRefuseAModuleOfAnotherAbi) {
                                              {"fault", "del", "all"},
                                              {"fault", "add", "cm-drop", "established"}}) {
     EXPECT_EQ(run_o2ctl(args), kExitFailure) << args[0] << " " << args[1];
-    EXPECT_EQ(err(),
-              "o2ctl: o2lnd module ABI 1, o2ctl speaks ABI 2: upgrade o2ctl or load a matching "
-              "module\n");
+    EXPECT_EQ(err(), "o2ctl: o2lnd module ABI 1, o2ctl speaks ABI " + kAbi +
+                         ": upgrade o2ctl or load a matching "
+                         "module\n");
   }
   EXPECT_EQ(kernel_->count(O2LND_IOC_NET_SHOW) + kernel_->count(O2LND_IOC_FAULT_ADD) +
                 kernel_->count(O2LND_IOC_FAULT_DEL) + kernel_->count(O2LND_IOC_PEER_CLOSE),
@@ -566,6 +616,14 @@ TEST_F(PeerCliTest, ConnShowPrintsYaml) {
   c.nposted = 2;
   c.qp_num = 17;
   c.nrx = 18;
+  c.reserved_credits = 3;
+  c.concurrent_sends = 8;
+  c.sq_size = 24;
+  c.sq_free = 22;
+  c.noops_posted = 1;
+  c.noops_queued = 4;
+  c.idle_ms = 250;
+  c.keepalives = 6;
   o2lnd_ioc_conn z = make_conn(kPeer, O2LND_CONN_ZOMBIE);
   z.error = -ECONNABORTED;
   z.credits = -1;
@@ -589,6 +647,14 @@ TEST_F(PeerCliTest, ConnShowPrintsYaml) {
             "      error: 0\n"
             "      qp: 17\n"
             "      rx buffers: 18\n"
+            "      reserved credits: 3\n"
+            "      concurrent sends: 8\n"
+            "      sq size: 24\n"
+            "      sq free: 22\n"
+            "      noops posted: 1\n"
+            "      noops queued: 4\n"
+            "      idle ms: 250\n"
+            "      keepalives: 6\n"
             "    - peer: 192.168.1.2@o2ib0\n"
             "      local nid: 192.168.1.1@o2ib0\n"
             "      state: zombie\n"
@@ -604,7 +670,15 @@ TEST_F(PeerCliTest, ConnShowPrintsYaml) {
             "      tx queued: 0\n"
             "      error: -103\n"
             "      qp: 0\n"
-            "      rx buffers: 0\n");
+            "      rx buffers: 0\n"
+            "      reserved credits: 0\n"
+            "      concurrent sends: 0\n"
+            "      sq size: 0\n"
+            "      sq free: 0\n"
+            "      noops posted: 0\n"
+            "      noops queued: 0\n"
+            "      idle ms: 0\n"
+            "      keepalives: 0\n");
   if (o2lnd::testing::have_python_yaml()) {
     auto json = o2lnd::testing::yaml_to_json(out());
     ASSERT_TRUE(json.has_value()) << out();
@@ -875,7 +949,8 @@ TEST_F(CliTest, FaultAddOfOldModuleSaysTooOld) {
   EXPECT_EQ(run_o2ctl({"fault", "add", "cm-drop", "established"}), kExitFailure);
   EXPECT_EQ(err(),
             "o2ctl: fault add: the o2lnd module does not know this command (module too old for "
-            "o2ctl ABI 2; load a matching module)\n");
+            "o2ctl ABI " +
+                kAbi + "; load a matching module)\n");
 }
 
 TEST_F(CliTest, FaultAddThirtyThirdRuleIsTooManyRules) {
@@ -1027,9 +1102,10 @@ TEST_F(CliTest, GroupsListTheirCommands) {
 }
 
 TEST(CommandNames, EveryCommandInHelpOrder) {
-  EXPECT_EQ(command_names(), (std::vector<std::string_view>{
-                                 "ping", "net show", "peer show", "peer close", "conn show",
-                                 "fault add", "fault del", "fault list", "stats", "version"}));
+  EXPECT_EQ(command_names(),
+            (std::vector<std::string_view>{"ping", "net show", "peer show", "peer close",
+                                           "conn show", "fault add", "fault del", "fault list",
+                                           "stats", "selftest ping", "version"}));
 }
 
 // ---- probability and number parsing ---------------------------------------------------------

@@ -55,17 +55,19 @@ TEST_F(DeviceTest, RefusesModuleWithOtherAbi) {
   auto dev = attach();
   ASSERT_FALSE(dev.ok());
   EXPECT_EQ(dev.error().errnum, EPROTO);
-  EXPECT_EQ(dev.error().message,
-            "o2lnd module ABI 1, o2ctl speaks ABI 2: upgrade o2ctl or load a matching module");
+  EXPECT_EQ(dev.error().message, "o2lnd module ABI 1, o2ctl speaks ABI " +
+                                     std::to_string(O2LND_ABI_VERSION) +
+                                     ": upgrade o2ctl or load a matching module");
 }
 
 TEST_F(DeviceTest, RefusesModuleWithOlderAbiNamingTheClient) {
   kernel_->abi = 0;
   auto dev = attach("o2lnd_guest_abi_tests");
   ASSERT_FALSE(dev.ok());
-  EXPECT_EQ(dev.error().message,
-            "o2lnd module ABI 0, o2lnd_guest_abi_tests speaks ABI 2: upgrade "
-            "o2lnd_guest_abi_tests or load a matching module");
+  EXPECT_EQ(dev.error().message, "o2lnd module ABI 0, o2lnd_guest_abi_tests speaks ABI " +
+                                     std::to_string(O2LND_ABI_VERSION) +
+                                     ": upgrade "
+                                     "o2lnd_guest_abi_tests or load a matching module");
 }
 
 TEST_F(DeviceTest, VersionIoctlFailingIsAClearError) {

@@ -1,7 +1,8 @@
 // A fake o2lnd module behind o2lnd::Backend: answers VERSION, PING,
 // NET_SHOW, PEER_SHOW, CONN_SHOW, PEER_CLOSE and FAULT_ADD/DEL/LIST from
 // state the test sets, checks the header like the module does, and records
-// every call as it came in.
+// every call as it came in.  ioctl() holds a mutex, so that several
+// threads (o2ctl selftest's workers) may call it at once.
 #pragma once
 
 #include <sys/ioctl.h>
@@ -14,6 +15,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -72,6 +74,7 @@ struct FakeKernel {
   }
 
   int ioctl(unsigned long cmd, void* arg) {
+    std::lock_guard lock(ioctl_mutex_);
     auto* hdr = static_cast<o2lnd_ioc_hdr*>(arg);
     Call call{cmd, *hdr, {}};
     const auto* p = static_cast<const unsigned char*>(arg);
@@ -146,6 +149,8 @@ struct FakeKernel {
   }
 
  private:
+  std::mutex ioctl_mutex_;
+
   template <typename T>
   static int show(T& a, const std::map<std::uint32_t, std::vector<T>>& table) {
     auto it = table.find(a.ni_index);

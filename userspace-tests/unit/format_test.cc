@@ -111,7 +111,44 @@ TEST(FormatNetShow, VerboseAddsStatisticsTunablesAndRdmaDetails) {
   n.connects_passive = 4;
   n.rejects_sent = 5;
   n.rejects_received = 6;
+  n.tx_credits = -2;
+  n.tx_credits_min = -5;
+  n.tx_queued = 2;
+  n.ntx = 512;
+  n.tx_live = 258;
+  n.peer_credits_hiw = 7;
+  n.concurrent_sends = 16;
+  n.keepalive_s = 100;
+  n.tx_timeouts = 21;
+  n.queue_full_drops = 22;
+  n.keepalives = 23;
+  n.early_replies = 24;
   std::string yaml = format_net_show(nis, true);
+  EXPECT_NE(yaml.find("              error_count: 0\n"
+                      "              tx_timeouts: 21\n"
+                      "              queue_full_drops: 22\n"
+                      "              keepalives: 23\n"
+                      "              early_replies: 24\n"
+                      "          tunables:\n"),
+            std::string::npos)
+      << yaml;
+  EXPECT_NE(yaml.find("              max_msg_size: 4096\n"
+                      "              peercredits_hiw: 7\n"
+                      "              concurrent_sends: 16\n"
+                      "              ntx: 512\n"
+                      "              keepalive: 100\n"
+                      "          tx_credits:\n"
+                      "              max: 256\n"
+                      "              available: -2\n"
+                      "              min: -5\n"
+                      "              queued: 2\n"
+                      "          lnd details:\n"),
+            std::string::npos)
+      << yaml;
+  EXPECT_NE(yaml.find("              rejects_received: 6\n"
+                      "              tx_live: 258\n"),
+            std::string::npos)
+      << yaml;
   EXPECT_NE(yaml.find("          statistics:\n"
                       "              send_count: 10\n"
                       "              recv_count: 11\n"
@@ -134,14 +171,18 @@ TEST(FormatNetShow, VerboseAddsStatisticsTunablesAndRdmaDetails) {
       json->find(R"j("lnd details": {"connections": 2, "connects_active": 3, )j"
                  R"j("connects_passive": 4, "established": 1, )j"
                  R"j("incarnation": 1700000000123456789, "peers": 1, "rdma device": "rxe0", )j"
-                 R"j("rejects_received": 6, "rejects_sent": 5})j"),
+                 R"j("rejects_received": 6, "rejects_sent": 5, "tx_live": 258})j"),
       std::string::npos)
       << *json;
   EXPECT_NE(
       json->find(
-          R"j("statistics": {"drop_count": 1, "error_count": 0, "recv_bytes": 8192, "recv_count": 11, )j"
-          R"j("send_bytes": 4096, "send_count": 10})j"),
+          R"j("statistics": {"drop_count": 1, "early_replies": 24, "error_count": 0, )j"
+          R"j("keepalives": 23, "queue_full_drops": 22, "recv_bytes": 8192, "recv_count": 11, )j"
+          R"j("send_bytes": 4096, "send_count": 10, "tx_timeouts": 21})j"),
       std::string::npos)
+      << *json;
+  EXPECT_NE(json->find(R"j("tx_credits": {"available": -2, "max": 256, "min": -5, "queued": 2})j"),
+            std::string::npos)
       << *json;
 }
 
@@ -182,22 +223,27 @@ TEST(YamlScalar, PlainWhenSafeQuotedOtherwise) {
 }
 
 TEST(FormatVersion, ToolAndModule) {
-  o2lnd::VersionInfo v{2, "0.1.0"};
+  const std::string abi = std::to_string(O2LND_ABI_VERSION);
+  o2lnd::VersionInfo v{O2LND_ABI_VERSION, "0.1.0"};
   std::string yaml = format_version("0.1.0", &v);
   EXPECT_EQ(yaml,
             "o2ctl version: \"0.1.0\"\n"
-            "o2ctl abi: 2\n"
-            "module version: \"0.1.0\"\n"
-            "module abi: 2\n");
+            "o2ctl abi: " +
+                abi +
+                "\n"
+                "module version: \"0.1.0\"\n"
+                "module abi: " +
+                abi + "\n");
   if (have_python_yaml()) {
-    EXPECT_EQ(yaml_to_json(yaml),
-              R"j({"module abi": 2, "module version": "0.1.0", "o2ctl abi": 2, )j"
-              R"j("o2ctl version": "0.1.0"})j");
+    EXPECT_EQ(yaml_to_json(yaml), R"j({"module abi": )j" + abi +
+                                      R"j(, "module version": "0.1.0", "o2ctl abi": )j" + abi +
+                                      R"j(, "o2ctl version": "0.1.0"})j");
   }
 }
 
 TEST(FormatVersion, ToolOnlyWithoutModule) {
-  EXPECT_EQ(format_version("0.1.0", nullptr), "o2ctl version: \"0.1.0\"\no2ctl abi: 2\n");
+  EXPECT_EQ(format_version("0.1.0", nullptr),
+            "o2ctl version: \"0.1.0\"\no2ctl abi: " + std::to_string(O2LND_ABI_VERSION) + "\n");
 }
 
 // ---- peer show, conn show, fault list ------------------------------------------------
@@ -228,7 +274,10 @@ TEST(FormatPeerShow, UnknownStateAndRejectStillParse) {
   p.local_nid = *Nid::parse("192.168.1.1@o2ib0");
   p.state = 42;
   p.last_reject = 99;
+  p.health = 9;
   std::string yaml = format_peer_show({p}, true);
+  EXPECT_NE(yaml.find("      health: \"unknown(9)\"\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("      alive ms: never\n"), std::string::npos) << yaml;
   EXPECT_NE(yaml.find("      state: \"unknown(42)\"\n"), std::string::npos) << yaml;
   EXPECT_NE(yaml.find("      last reject: \"unknown(99)\"\n"), std::string::npos) << yaml;
   if (!have_python_yaml()) {
@@ -237,13 +286,17 @@ TEST(FormatPeerShow, UnknownStateAndRejectStillParse) {
   auto json = yaml_to_json(yaml);
   ASSERT_TRUE(json.has_value()) << yaml;
   EXPECT_EQ(*json,
-            R"j({"peer": [{"backoff ms": 0, "connect failures": 0, "connects": 0, )j"
+            R"j({"peer": [{"alive ms": "never", "backoff ms": 0, "connect failures": 0, )j"
+            R"j("connects": 0, )j"
             R"j("conns closing": 0, "conns connecting": 0, "conns established": 0, )j"
-            R"j("conns zombie": 0, "incarnation": 0, "last error": 0, )j"
+            R"j("conns zombie": 0, "credit queued": 0, "downs": 0, "failures": 0, )j"
+            R"j("health": "unknown(9)", "incarnation": 0, "last error": 0, )j"
             R"j("last reject": "unknown(99)", "local nid": "192.168.1.1@o2ib0", )j"
             R"j("next retry ms": 0, "nid": "192.168.1.2@o2ib0", "phase timeouts": 0, )j"
             R"j("races received": 0, "races sent": 0, "rejects received": 0, )j"
-            R"j("rejects sent": 0, "stale closes": 0, "state": "unknown(42)", "tx queued": 0}]})j");
+            R"j("rejects sent": 0, "stale closes": 0, "state": "unknown(42)", )j"
+            R"j("tx credits": 0, "tx credits max": 0, "tx credits min": 0, "tx queued": 0, )j"
+            R"j("tx timeouts": 0}]})j");
 }
 
 TEST(FormatConnShow, EmptyIsAnEmptyList) { EXPECT_EQ(format_conn_show({}), "conn: []\n"); }
@@ -262,10 +315,18 @@ TEST(FormatConnShow, EveryKeyParsesWithItsType) {
   c.qp_num = 0xffffffffU;
   auto json = yaml_to_json(format_conn_show({c}));
   ASSERT_TRUE(json.has_value());
-  EXPECT_EQ(*json, R"j({"conn": [{"active": true, "age ms": 0, "credits": -3, "deadline ms": 0, )j"
-                   R"j("error": 0, "local nid": "192.168.1.1@o2ib0", "max frags": 0, )j"
+  c.reserved_credits = -1;
+  c.idle_ms = 0xffffffffU;
+  json = yaml_to_json(format_conn_show({c}));
+  ASSERT_TRUE(json.has_value());
+  EXPECT_EQ(*json, R"j({"conn": [{"active": true, "age ms": 0, "concurrent sends": 0, )j"
+                   R"j("credits": -3, "deadline ms": 0, )j"
+                   R"j("error": 0, "idle ms": 4294967295, "keepalives": 0, )j"
+                   R"j("local nid": "192.168.1.1@o2ib0", "max frags": 0, )j"
+                   R"j("noops posted": 0, "noops queued": 0, )j"
                    R"j("outstanding": 0, "peer": "192.168.1.2@o2ib0", "phase": "connect", )j"
-                   R"j("posted": 0, "qp": 4294967295, "queue depth": 0, "rx buffers": 0, )j"
+                   R"j("posted": 0, "qp": 4294967295, "queue depth": 0, "reserved credits": -1, )j"
+                   R"j("rx buffers": 0, "sq free": 0, "sq size": 0, )j"
                    R"j("state": "active_connect", "tx queued": 0}]})j");
 }
 

@@ -55,8 +55,62 @@ TEST(ManPage, NamesEveryFaultKindEventReasonAndType) {
 TEST(ManPage, DocumentsEveryOptionOfTheNewCommands) {
   std::string page = plain(man_page());
   for (const char* opt : {"--net", "--verbose", "--source", "--peer", "--local", "--count",
-                          "--prob", "--delay", "--queue-depth", "--frags", "--device", "--table"}) {
+                          "--prob", "--delay", "--queue-depth", "--frags", "--device", "--table",
+                          "--from", "--concurrency", "--duration", "--timeout", "--yaml"}) {
     EXPECT_NE(page.find(opt), std::string::npos) << opt;
+  }
+}
+
+// Every key o2ctl prints for the fields of ABI 3, and selftest's.
+TEST(ManPage, DocumentsTheCreditAndHealthKeys) {
+  std::string page = plain(man_page());
+  for (const char* key : {"tx_timeouts",
+                          "queue_full_drops",
+                          "keepalives",
+                          "early_replies",
+                          "peercredits_hiw",
+                          "concurrent_sends",
+                          "ntx",
+                          "keepalive",
+                          "tx_credits:",
+                          "available",
+                          "tx_live",
+                          "tx credits max",
+                          "tx credits min",
+                          "credit queued",
+                          "health",
+                          "failures",
+                          "downs",
+                          "alive ms",
+                          "tx timeouts",
+                          "reserved credits",
+                          "concurrent sends",
+                          "sq size",
+                          "sq free",
+                          "noops posted",
+                          "noops queued",
+                          "idle ms",
+                          "queue full drops",
+                          "early replies",
+                          "CRED",
+                          "HEALTH",
+                          "TXS",
+                          "RSV",
+                          "SENDS",
+                          "NOOPS",
+                          "IDLE_MS",
+                          "TMO",
+                          "QFULL",
+                          "EARLY",
+                          "rpc_per_s",
+                          "msg_per_s",
+                          "latency_us",
+                          "wall_latency_us",
+                          "duration_s",
+                          "expired",
+                          "dropped",
+                          "refused"}) {
+    EXPECT_NE(page.find(key), std::string::npos) << key;
   }
 }
 

@@ -16,7 +16,7 @@ namespace {
 
 constexpr NameKind kAllKinds[] = {
     NameKind::kPeerState, NameKind::kConnState, NameKind::kPhase,     NameKind::kRejectReason,
-    NameKind::kCmEvent,   NameKind::kMsgType,   NameKind::kFaultKind,
+    NameKind::kCmEvent,   NameKind::kMsgType,   NameKind::kFaultKind, NameKind::kHealth,
 };
 
 std::string upper(std::string s) {
@@ -154,6 +154,14 @@ TEST(Names, FaultKindsMatchTheHeader) {
             (std::vector<std::string>{"cm-drop", "cm-delay", "stall", "reject", "msg-drop",
                                       "msg-corrupt", "send-delay"}));
   EXPECT_EQ(*parse_name(NameKind::kFaultKind, "send-delay"), O2LND_FAULT_SEND_DELAY);
+}
+
+TEST(Names, HealthMatchesTheHeader) {
+  EXPECT_EQ(all_names(NameKind::kHealth), (std::vector<std::string>{"up", "down"}));
+  EXPECT_EQ(health_name(O2LND_HEALTH_UP), "up");
+  EXPECT_EQ(health_name(O2LND_HEALTH_DOWN), "down");
+  EXPECT_EQ(health_name(7), "unknown(7)");
+  EXPECT_EQ(*parse_name(NameKind::kHealth, "DOWN"), static_cast<std::uint32_t>(O2LND_HEALTH_DOWN));
 }
 
 }  // namespace

@@ -55,6 +55,19 @@ class YamlTest : public ::testing::Test {
     ni0.npeers = 1;
     ni0.nconns = 2;
     ni0.nconns_established = 1;
+    ni0.tx_credits = -3;  // three messages wait for an NI credit
+    ni0.tx_credits_min = -7;
+    ni0.tx_queued = 3;
+    ni0.credits = 256;
+    ni0.ntx = 512;
+    ni0.tx_live = 259;
+    ni0.peer_credits_hiw = 4;
+    ni0.concurrent_sends = 8;
+    ni0.keepalive_s = 100;
+    ni0.tx_timeouts = kMax;
+    ni0.tx_no_credit_drops = 5;
+    ni0.keepalives = 6;
+    ni0.early_replies = 7;
     // A name that reads as a YAML boolean, one that reads as a number.
     auto ni1 = make_ni(kLocal1, "o2ib65535", kLongIf, "yes");
     auto ni2 = make_ni(0x00050001c0a80201ULL, "o2ib1", "1234", "");
@@ -71,12 +84,25 @@ class YamlTest : public ::testing::Test {
     p0.send_bytes = 4096;
     p0.recv_bytes = kMax;
     p0.incarnation = 1700000000000000001ULL;
+    p0.tx_credits = 6;
+    p0.tx_credits_max = 8;
+    p0.tx_credits_min = -2;
+    p0.alive_ms = 15;
     auto p1 = make_peer(kPeer1, O2LND_PEER_BACKOFF);
     p1.last_error = -110;
     p1.last_reject = O2LND_REJECT_CONN_STALE;
     p1.next_retry_ms = 999;
     p1.backoff_ms = 1000;
     p1.error_count = 7;
+    p1.tx_credits = -1;
+    p1.tx_credits_max = 8;
+    p1.tx_credits_min = -1;
+    p1.credit_queued = 1;
+    p1.health = O2LND_HEALTH_DOWN;
+    p1.failures = 3;
+    p1.downs = 1;
+    p1.alive_ms = ~0U;  // never heard from
+    p1.tx_timeouts = 3;
     kernel_->peers[1] = {p0};
     kernel_->peers[2] = {p1};
 
@@ -88,10 +114,18 @@ class YamlTest : public ::testing::Test {
     c0.credits = 8;
     c0.qp_num = 17;
     c0.nrx = 18;
+    c0.concurrent_sends = 8;
+    c0.sq_size = 24;
+    c0.sq_free = 24;
+    c0.idle_ms = 40;
+    c0.keepalives = 2;
     auto c1 = make_conn(kPeer0, O2LND_CONN_ZOMBIE);
     c1.credits = -1;
     c1.outstanding = -3;
     c1.error = -104;
+    c1.reserved_credits = -1;
+    c1.noops_posted = 2;
+    c1.noops_queued = 1;
     auto c2 = make_conn(kPeer1, O2LND_CONN_ACTIVE_CONNECT);
     c2.phase = O2LND_PHASE_ROUTE;
     c2.active = 1;
@@ -195,6 +229,19 @@ TEST_F(YamlTest, NetShowVerbose) {
   EXPECT_EQ(ni0["statistics"]["send_bytes"].as<std::uint64_t>(), kMax);
   EXPECT_EQ(ni0["statistics"]["error_count"].as<std::uint64_t>(), 2U);
   EXPECT_EQ(ni0["lnd details"]["incarnation"].as<std::uint64_t>(), 1700000000123456789ULL);
+  EXPECT_EQ(ni0["statistics"]["tx_timeouts"].as<std::uint64_t>(), kMax);
+  EXPECT_EQ(ni0["statistics"]["queue_full_drops"].as<int>(), 5);
+  EXPECT_EQ(ni0["statistics"]["keepalives"].as<int>(), 6);
+  EXPECT_EQ(ni0["statistics"]["early_replies"].as<int>(), 7);
+  EXPECT_EQ(ni0["tunables"]["peercredits_hiw"].as<int>(), 4);
+  EXPECT_EQ(ni0["tunables"]["concurrent_sends"].as<int>(), 8);
+  EXPECT_EQ(ni0["tunables"]["ntx"].as<int>(), 512);
+  EXPECT_EQ(ni0["tunables"]["keepalive"].as<int>(), 100);
+  EXPECT_EQ(ni0["tx_credits"]["max"].as<int>(), 256);
+  EXPECT_EQ(ni0["tx_credits"]["available"].as<int>(), -3);
+  EXPECT_EQ(ni0["tx_credits"]["min"].as<int>(), -7);
+  EXPECT_EQ(ni0["tx_credits"]["queued"].as<int>(), 3);
+  EXPECT_EQ(ni0["lnd details"]["tx_live"].as<int>(), 259);
   auto ni1 = YAML::Load(y)["net"][2]["local NI(s)"][0];
   EXPECT_EQ(ni1["lnd details"]["rdma device"].as<std::string>(), "yes");
   EXPECT_EQ(o2ctl_yaml::node_kind(ni1["lnd details"]["rdma device"]), Kind::kStr);
@@ -226,7 +273,20 @@ TEST_F(YamlTest, PeerShowAndVerbose) {
     EXPECT_EQ(doc["peer"][1]["nid"].as<std::string>(), "255.255.255.255@o2ib65535");
     EXPECT_EQ(doc["peer"][1]["local nid"].as<std::string>(), "10.0.0.1@o2ib65535");
     EXPECT_EQ(doc["peer"][0]["conns zombie"].as<int>(), 1);
+    EXPECT_EQ(doc["peer"][0]["tx credits"].as<int>(), 6);
+    EXPECT_EQ(doc["peer"][0]["tx credits max"].as<int>(), 8);
+    EXPECT_EQ(doc["peer"][0]["tx credits min"].as<int>(), -2);
+    EXPECT_EQ(doc["peer"][0]["health"].as<std::string>(), "up");
+    EXPECT_EQ(doc["peer"][1]["tx credits"].as<int>(), -1);
+    EXPECT_EQ(doc["peer"][1]["credit queued"].as<int>(), 1);
+    EXPECT_EQ(doc["peer"][1]["health"].as<std::string>(), "down");
     if (v) {
+      EXPECT_EQ(doc["peer"][0]["alive ms"].as<int>(), 15);
+      EXPECT_EQ(doc["peer"][1]["alive ms"].as<std::string>(), "never");
+      EXPECT_EQ(o2ctl_yaml::node_kind(doc["peer"][1]["alive ms"]), Kind::kStr);
+      EXPECT_EQ(doc["peer"][1]["failures"].as<int>(), 3);
+      EXPECT_EQ(doc["peer"][1]["downs"].as<int>(), 1);
+      EXPECT_EQ(doc["peer"][1]["tx timeouts"].as<int>(), 3);
       EXPECT_EQ(doc["peer"][1]["last error"].as<int>(), -110);
       EXPECT_EQ(doc["peer"][1]["last reject"].as<std::string>(), "conn_stale");
       EXPECT_EQ(doc["peer"][0]["last reject"].as<std::string>(), "none");
@@ -258,6 +318,14 @@ TEST_F(YamlTest, ConnShow) {
   EXPECT_EQ(doc["conn"][1]["outstanding"].as<int>(), -3);
   EXPECT_EQ(doc["conn"][1]["error"].as<int>(), -104);
   EXPECT_EQ(doc["conn"][2]["phase"].as<std::string>(), "route");
+  EXPECT_EQ(doc["conn"][0]["concurrent sends"].as<int>(), 8);
+  EXPECT_EQ(doc["conn"][0]["sq size"].as<int>(), 24);
+  EXPECT_EQ(doc["conn"][0]["sq free"].as<int>(), 24);
+  EXPECT_EQ(doc["conn"][0]["idle ms"].as<int>(), 40);
+  EXPECT_EQ(doc["conn"][0]["keepalives"].as<int>(), 2);
+  EXPECT_EQ(doc["conn"][1]["reserved credits"].as<int>(), -1);
+  EXPECT_EQ(doc["conn"][1]["noops posted"].as<int>(), 2);
+  EXPECT_EQ(doc["conn"][1]["noops queued"].as<int>(), 1);
   y = yaml({"conn", "show", "--peer", "10.9.9.9@o2ib0"});
   s = o2ctl_yaml::conn_show(y);
   EXPECT_SHAPE(s, y);
@@ -302,7 +370,15 @@ TEST_F(YamlTest, StatsByNi) {
             "      drop count: 0\n"
             "      error count: 0\n"
             "      send bytes: 0\n"
-            "      recv bytes: 0\n");
+            "      recv bytes: 0\n"
+            "      tx timeouts: 0\n"
+            "      queue full drops: 0\n"
+            "      keepalives: 0\n"
+            "      early replies: 0\n");
+  EXPECT_EQ(doc["statistics"][1]["tx timeouts"].as<std::uint64_t>(), kMax);
+  EXPECT_EQ(doc["statistics"][1]["queue full drops"].as<int>(), 5);
+  EXPECT_EQ(doc["statistics"][1]["keepalives"].as<int>(), 6);
+  EXPECT_EQ(doc["statistics"][1]["early replies"].as<int>(), 7);
 }
 
 TEST_F(YamlTest, StatsVerboseListsEachNisPeers) {
@@ -322,6 +398,8 @@ TEST_F(YamlTest, StatsVerboseListsEachNisPeers) {
   EXPECT_EQ(p0["send bytes"].as<int>(), 4096);
   EXPECT_EQ(p0["recv bytes"].as<std::uint64_t>(), kMax);
   EXPECT_EQ(doc["statistics"][2]["peers"][0]["error count"].as<int>(), 7);
+  EXPECT_EQ(doc["statistics"][2]["peers"][0]["tx timeouts"].as<int>(), 3);
+  EXPECT_FALSE(p0["keepalives"]) << "NI-only counters are not listed per peer";
   EXPECT_NE(y.find("    - nid: 192.168.1.1@o2ib0\n"
                    "      send count: 3\n"
                    "      recv count: 4\n"
@@ -329,6 +407,10 @@ TEST_F(YamlTest, StatsVerboseListsEachNisPeers) {
                    "      error count: 2\n"
                    "      send bytes: 18446744073709551615\n"
                    "      recv bytes: 1\n"
+                   "      tx timeouts: 18446744073709551615\n"
+                   "      queue full drops: 5\n"
+                   "      keepalives: 6\n"
+                   "      early replies: 7\n"
                    "      peers:\n"
                    "          - nid: 192.168.1.2@o2ib0\n"
                    "            send count: 10\n"),
@@ -410,28 +492,32 @@ TEST_F(YamlTest, TablesHaveAHeaderAndOneRowPerEntry) {
     std::vector<std::string> header;
     std::size_t rows;
   };
+  const std::vector<std::string> kNetColumns = {"NET",    "NID",   "STATUS", "IFACE",
+                                                "DEVICE", "PEERS", "CONNS",  "EST",
+                                                "CRED",   "MIN",   "Q",      "TXS"};
+  const std::vector<std::string> kPeerColumns = {"NID",      "LOCAL", "STATE", "CONNS", "TXQ",
+                                                 "RETRY_MS", "CRED",  "MIN",   "Q",     "HEALTH"};
+  const std::vector<std::string> kStatsPeerColumns = {"NID",  "LOCAL", "SENT",      "RECV",
+                                                      "DROP", "ERR",   "BYTES_OUT", "BYTES_IN",
+                                                      "TMO",  "QFULL", "KA",        "EARLY"};
   const std::vector<Case> cases = {
-      {{"net", "show"}, {"NET", "NID", "STATUS", "IFACE", "DEVICE", "PEERS", "CONNS", "EST"}, 4},
-      {{"net", "show", "-v"},
-       {"NET", "NID", "STATUS", "IFACE", "DEVICE", "PEERS", "CONNS", "EST"},
-       4},
-      {{"peer", "show"}, {"NID", "LOCAL", "STATE", "CONNS", "TXQ", "RETRY_MS"}, 2},
+      {{"net", "show"}, kNetColumns, 4},
+      {{"net", "show", "-v"}, kNetColumns, 4},
+      {{"peer", "show"}, kPeerColumns, 2},
       {{"conn", "show"},
-       {"PEER", "LOCAL", "STATE", "PHASE", "ACT", "AGE_MS", "QD", "CRED", "OUT", "POSTED", "QP"},
+       {"PEER", "LOCAL", "STATE", "PHASE", "ACT", "AGE_MS", "QD", "CRED", "OUT", "POSTED", "QP",
+        "RSV", "SENDS", "SQ", "NOOPS", "IDLE_MS"},
        3},
       {{"fault", "list"},
        {"ID", "KIND", "ARG", "PEER", "LOCAL", "COUNT", "PROB", "DELAY_MS", "FIRED"},
        3},
-      {{"stats"}, {"NID", "SENT", "RECV", "DROP", "ERR", "BYTES_OUT", "BYTES_IN"}, 4},
-      {{"stats", "-v"},
-       {"NID", "LOCAL", "SENT", "RECV", "DROP", "ERR", "BYTES_OUT", "BYTES_IN"},
-       6},
-      {{"stats", "192.168.1.2@o2ib0"},
-       {"NID", "LOCAL", "SENT", "RECV", "DROP", "ERR", "BYTES_OUT", "BYTES_IN"},
-       5},
-      {{"peer", "show", "10.9.9.9@o2ib0"},
-       {"NID", "LOCAL", "STATE", "CONNS", "TXQ", "RETRY_MS"},
-       0},
+      {{"stats"},
+       {"NID", "SENT", "RECV", "DROP", "ERR", "BYTES_OUT", "BYTES_IN", "TMO", "QFULL", "KA",
+        "EARLY"},
+       4},
+      {{"stats", "-v"}, kStatsPeerColumns, 6},
+      {{"stats", "192.168.1.2@o2ib0"}, kStatsPeerColumns, 5},
+      {{"peer", "show", "10.9.9.9@o2ib0"}, kPeerColumns, 0},
   };
   for (const auto& c : cases) {
     auto args = c.args;
@@ -452,23 +538,35 @@ TEST_F(YamlTest, TablesHaveAHeaderAndOneRowPerEntry) {
 
 TEST_F(YamlTest, TablesAlignTheirColumns) {
   EXPECT_EQ(yaml({"peer", "show", "-t"}),
-            "NID                        LOCAL               STATE        CONNS    TXQ  RETRY_MS\n"
-            "192.168.1.2@o2ib0          192.168.1.1@o2ib0   established  0/1/0/1    0         0\n"
-            "255.255.255.255@o2ib65535  10.0.0.1@o2ib65535  backoff      0/0/0/0    0       999\n");
+            "NID                        LOCAL               STATE        CONNS    TXQ  RETRY_MS"
+            "  CRED  MIN  Q  HEALTH\n"
+            "192.168.1.2@o2ib0          192.168.1.1@o2ib0   established  0/1/0/1    0         0"
+            "   6/8   -2  0  up\n"
+            "255.255.255.255@o2ib65535  10.0.0.1@o2ib65535  backoff      0/0/0/0    0       999"
+            "  -1/8   -1  1  down\n");
   EXPECT_EQ(yaml({"stats", "-t", "--net", "o2ib0", "-v"}),
             "NID                LOCAL              SENT  RECV  DROP  ERR             BYTES_OUT"
-            "              BYTES_IN\n"
+            "              BYTES_IN                   TMO  QFULL  KA  EARLY\n"
             "192.168.1.1@o2ib0  -                     3     4     0    2  18446744073709551615"
-            "                     1\n"
+            "                     1  18446744073709551615      5   6      7\n"
             "192.168.1.2@o2ib0  192.168.1.1@o2ib0    10    11     1    0                  4096"
-            "  18446744073709551615\n");
+            "  18446744073709551615                     0      -   -      -\n");
   std::string conns = yaml({"conn", "show", "-t"});
-  EXPECT_NE(conns.find("192.168.1.2@o2ib0          192.168.1.1@o2ib0   zombie          none   "
-                       "no        0   0    -1   -3       0   0\n"),
-            std::string::npos)
+  EXPECT_NE(
+      conns.find("192.168.1.2@o2ib0          192.168.1.1@o2ib0   zombie          none   "
+                 "no        0   0    -1   -3       0   0   -1    0/0    0/0    2/1        0\n"),
+      std::string::npos)
       << conns;
+  EXPECT_NE(conns.find("  QP  RSV  SENDS     SQ  NOOPS  IDLE_MS\n"), std::string::npos) << conns;
+  std::string nets = yaml({"net", "show", "-t", "--net", "o2ib0"});
+  EXPECT_EQ(nets,
+            "NET    NID                STATUS  IFACE  DEVICE  PEERS  CONNS  EST    CRED  MIN  Q"
+            "      TXS\n"
+            "o2ib0  192.168.1.1@o2ib0  up      eth0   rxe0        1      2    1  -3/256   -7  3"
+            "  259/512\n");
   kernel_->nis.clear();
-  EXPECT_EQ(yaml({"net", "show", "-t"}), "NET  NID  STATUS  IFACE  DEVICE  PEERS  CONNS  EST\n");
+  EXPECT_EQ(yaml({"net", "show", "-t"}),
+            "NET  NID  STATUS  IFACE  DEVICE  PEERS  CONNS  EST  CRED  MIN  Q  TXS\n");
   EXPECT_EQ(yaml({"fault", "list", "-t"}),
             "ID  KIND  ARG  PEER  LOCAL  COUNT  PROB  DELAY_MS  FIRED\n");
 }

@@ -36,6 +36,12 @@ struct Env {
 // Runs o2ctl with `args` (argv without argv[0]).
 int run(std::span<const std::string_view> args, Env& env);
 
+// Parses a number of seconds: "5", "0.5", ".25" (at most millisecond
+// precision), in min..max.
+o2lnd::Result<std::chrono::milliseconds> parse_seconds(std::string_view text,
+                                                       std::chrono::milliseconds min,
+                                                       std::chrono::milliseconds max);
+
 // Parses a timeout in seconds: "5", "0.5", "2.125" (at most millisecond
 // precision), > 0 and <= O2LND_PING_TIMEOUT_MAX_MS / 1000.
 o2lnd::Result<std::chrono::milliseconds> parse_timeout(std::string_view text);

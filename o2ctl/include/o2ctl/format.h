@@ -14,13 +14,15 @@ namespace o2ctl {
 std::string format_ping(const o2lnd::PingResult& result);
 
 // `lnetctl net show` YAML of the local NIs, grouped by network in the order
-// the module lists them.  `verbose` adds statistics, tunables and the RDMA
-// details.  An empty list gives "net: []".
+// the module lists them.  `verbose` adds statistics, tunables, tx_credits and
+// the RDMA details.  An empty list gives "net: []".
 std::string format_net_show(const std::vector<o2lnd::NetInfo>& nis, bool verbose);
 
 // `o2ctl peer show` YAML: "peer:" and one entry per peer (nid, local nid,
-// state, connection counts, tx queued, next retry ms); `verbose` adds the
-// peer's counters.  An empty list gives "peer: []".
+// state, connection counts, tx queued, next retry ms, tx credits, tx credits
+// max, tx credits min, credit queued, health); `verbose` adds the peer's
+// counters, failures, downs, alive ms ("never" for a peer never heard from)
+// and tx timeouts.  An empty list gives "peer: []".
 std::string format_peer_show(const std::vector<o2lnd::PeerInfo>& peers, bool verbose);
 
 // `o2ctl conn show` YAML: "conn:" and one entry per connection.  An empty
@@ -33,9 +35,11 @@ std::string format_fault_list(const std::vector<o2lnd::FaultRule>& rules);
 
 // `o2ctl stats` YAML, like `lnetctl stats show`: "statistics:" and one
 // entry per NI (nid, send count, recv count, drop count, error count, send
-// bytes, recv bytes).  With `with_peers` each NI entry gets "peers:", the
-// entries of `peers` whose local_nid is that NI, with the same keys ("peers:
-// []" when it has none).  An empty NI list gives "statistics: []".
+// bytes, recv bytes, tx timeouts, then the NI-only queue full drops,
+// keepalives, early replies).  With `with_peers` each NI entry gets
+// "peers:", the entries of `peers` whose local_nid is that NI, with the keys
+// up to tx timeouts ("peers: []" when it has none).  An empty NI list gives
+// "statistics: []".
 std::string format_stats(const std::vector<o2lnd::NetInfo>& nis,
                          const std::vector<o2lnd::PeerInfo>& peers, bool with_peers);
 
@@ -43,14 +47,19 @@ std::string format_stats(const std::vector<o2lnd::NetInfo>& nis,
 // column names, then one line per entry, columns aligned (text left, numbers
 // right) and separated by two spaces, no trailing blanks.  An empty list
 // gives the header alone.
-//   net show:   NET NID STATUS IFACE DEVICE PEERS CONNS EST
-//   peer show:  NID LOCAL STATE CONNS TXQ RETRY_MS
-//               (CONNS: connecting/established/closing/zombie)
-//   conn show:  PEER LOCAL STATE PHASE ACT AGE_MS QD CRED OUT POSTED QP
+//   net show:   NET NID STATUS IFACE DEVICE PEERS CONNS EST CRED MIN Q TXS
+//               (CRED: tx credits available/max, TXS: tx_live/ntx)
+//   peer show:  NID LOCAL STATE CONNS TXQ RETRY_MS CRED MIN Q HEALTH
+//               (CONNS: connecting/established/closing/zombie, CRED: tx
+//               credits available/max, Q: credit queued)
+//   conn show:  PEER LOCAL STATE PHASE ACT AGE_MS QD CRED OUT POSTED QP RSV
+//               SENDS SQ NOOPS IDLE_MS (SENDS: posted/concurrent sends, SQ:
+//               free/size, NOOPS: posted/queued)
 //   fault list: ID KIND ARG PEER LOCAL COUNT PROB DELAY_MS FIRED
-//   stats:      NID SENT RECV DROP ERR BYTES_OUT BYTES_IN; with peers a
-//               LOCAL column after NID ("-" on the NI rows) and, after each
-//               NI's row, one row per peer of it
+//   stats:      NID SENT RECV DROP ERR BYTES_OUT BYTES_IN TMO QFULL KA EARLY;
+//               with peers a LOCAL column after NID ("-" on the NI rows)
+//               and, after each NI's row, one row per peer of it ("-" in
+//               the NI-only QFULL KA EARLY)
 std::string table_net_show(const std::vector<o2lnd::NetInfo>& nis);
 std::string table_peer_show(const std::vector<o2lnd::PeerInfo>& peers);
 std::string table_conn_show(const std::vector<o2lnd::ConnInfo>& conns);

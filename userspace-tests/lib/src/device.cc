@@ -211,6 +211,18 @@ NetInfo decode(const o2lnd_ioc_net& reply) {
   ni.rejects_sent = reply.rejects_sent;
   ni.rejects_received = reply.rejects_received;
   ni.error_count = reply.error_count;
+  ni.tx_credits = reply.tx_credits;
+  ni.tx_credits_min = reply.tx_credits_min;
+  ni.tx_queued = reply.tx_queued;
+  ni.ntx = reply.ntx;
+  ni.tx_live = reply.tx_live;
+  ni.peer_credits_hiw = reply.peer_credits_hiw;
+  ni.concurrent_sends = reply.concurrent_sends;
+  ni.keepalive_s = reply.keepalive_s;
+  ni.tx_timeouts = reply.tx_timeouts;
+  ni.queue_full_drops = reply.tx_no_credit_drops;
+  ni.keepalives = reply.keepalives;
+  ni.early_replies = reply.early_replies;
   return ni;
 }
 
@@ -242,6 +254,15 @@ PeerInfo decode(const o2lnd_ioc_peer& reply) {
   p.error_count = reply.error_count;
   p.send_bytes = reply.send_bytes;
   p.recv_bytes = reply.recv_bytes;
+  p.tx_credits = reply.tx_credits;
+  p.tx_credits_max = reply.tx_credits_max;
+  p.tx_credits_min = reply.tx_credits_min;
+  p.credit_queued = reply.credit_queued;
+  p.health = reply.health;
+  p.failures = reply.failures;
+  p.downs = reply.downs;
+  p.alive_ms = reply.alive_ms;
+  p.tx_timeouts = reply.tx_timeouts;
   return p;
 }
 
@@ -266,6 +287,14 @@ ConnInfo decode(const o2lnd_ioc_conn& reply) {
   c.error = reply.error;
   c.qp_num = reply.qp_num;
   c.nrx = reply.nrx;
+  c.reserved_credits = reply.reserved_credits;
+  c.concurrent_sends = reply.concurrent_sends;
+  c.sq_size = reply.sq_size;
+  c.sq_free = reply.sq_free;
+  c.noops_posted = reply.noops_posted;
+  c.noops_queued = reply.noops_queued;
+  c.idle_ms = reply.idle_ms;
+  c.keepalives = reply.keepalives;
   return c;
 }
 

@@ -87,6 +87,11 @@ constexpr EnumName kFaultKinds[] = {
 };
 static_assert(std::size(kFaultKinds) == O2LND_FAULT_MAX);
 
+constexpr EnumName kHealths[] = {
+    {O2LND_HEALTH_UP, "up"},
+    {O2LND_HEALTH_DOWN, "down"},
+};
+
 // Lower case, '-' as '_'.
 std::string normalized(std::string_view text) {
   std::string out(text);
@@ -114,6 +119,8 @@ std::span<const EnumName> names(NameKind kind) {
       return kMsgTypes;
     case NameKind::kFaultKind:
       return kFaultKinds;
+    case NameKind::kHealth:
+      return kHealths;
   }
   return {};
 }
@@ -134,6 +141,8 @@ std::string_view kind_noun(NameKind kind) {
       return "message type";
     case NameKind::kFaultKind:
       return "fault kind";
+    case NameKind::kHealth:
+      return "peer health";
   }
   return "value";
 }

@@ -78,6 +78,20 @@ struct NetInfo {
   std::uint64_t rejects_sent = 0;
   std::uint64_t rejects_received = 0;
   std::uint64_t error_count = 0;  // send errors, timeouts, protocol errors
+  // NI tx credits (ABI 3): `credits` when idle; below 0, that many
+  // messages wait for one.
+  std::int32_t tx_credits = 0;
+  std::int32_t tx_credits_min = 0;     // the lowest tx_credits ever reached
+  std::uint32_t tx_queued = 0;         // messages waiting for an NI tx credit
+  std::uint32_t ntx = 0;               // tunable: txs alive at most
+  std::uint32_t tx_live = 0;           // txs alive now
+  std::uint32_t peer_credits_hiw = 0;  // tunable: credits owed before a NOOP
+  std::uint32_t concurrent_sends = 0;  // tunable: Sends in flight per connection
+  std::uint32_t keepalive_s = 0;       // tunable: idle s before a keepalive (0: off)
+  std::uint64_t tx_timeouts = 0;       // messages failed: deadline passed
+  std::uint64_t queue_full_drops = 0;  // tx_no_credit_drops: refused, a queue bound reached
+  std::uint64_t keepalives = 0;        // keepalive NOOPs sent
+  std::uint64_t early_replies = 0;     // replies before their request's Send completion
 
   [[nodiscard]] bool up() const { return status == O2LND_NI_STATUS_UP; }
 };
@@ -112,6 +126,21 @@ struct PeerInfo {
   std::uint64_t error_count = 0;  // failed sends and its protocol errors
   std::uint64_t send_bytes = 0;
   std::uint64_t recv_bytes = 0;
+  // Credits and health (ABI 3).
+  std::int32_t tx_credits = 0;  // available now; below 0, that many wait
+  std::uint32_t tx_credits_max = 0;
+  std::int32_t tx_credits_min = 0;
+  std::uint32_t credit_queued = 0;         // messages waiting for a peer tx credit
+  std::uint32_t health = O2LND_HEALTH_UP;  // O2LND_HEALTH_*
+  std::uint32_t failures = 0;              // in a row
+  std::uint32_t downs = 0;                 // times marked down
+  std::uint32_t alive_ms = kAliveNever;    // ms since last heard from
+  std::uint64_t tx_timeouts = 0;
+
+  // alive_ms of a peer never heard from.
+  static constexpr std::uint32_t kAliveNever = ~std::uint32_t{0};
+  [[nodiscard]] bool never_alive() const { return alive_ms == kAliveNever; }
+  [[nodiscard]] bool down() const { return health == O2LND_HEALTH_DOWN; }
 
   // INIT + ACTIVE_CONNECT + PASSIVE_WAIT.
   [[nodiscard]] std::uint32_t conns_connecting() const {
@@ -142,6 +171,15 @@ struct ConnInfo {
   std::int32_t error = 0;
   std::uint32_t qp_num = 0;
   std::uint32_t nrx = 0;
+  // ABI 3.
+  std::int32_t reserved_credits = 0;   // for PUT_REQ/GET_REQ replies sent without a credit
+  std::uint32_t concurrent_sends = 0;  // cap on nposted
+  std::uint32_t sq_size = 0;           // send-queue slots of the QP
+  std::uint32_t sq_free = 0;
+  std::uint32_t noops_posted = 0;  // NOOPs posted, not completed (at most 2)
+  std::uint32_t noops_queued = 0;  // NOOPs and credit-less messages waiting
+  std::uint32_t idle_ms = 0;       // since the last Send was posted
+  std::uint32_t keepalives = 0;    // keepalive NOOPs sent on it
 };
 
 // A fault rule (O2LND_IOC_FAULT_*).  The defaults are "any peer, any local
@@ -220,7 +258,9 @@ class Device {
   // `source`: the local NID to send from (any when empty).  `max_ids`:
   // 1..O2LND_PING_MAX_IDS NIDs to return.  On failure errnum is the
   // module's (ETIMEDOUT, EHOSTUNREACH, ECONNREFUSED, ...), the message
-  // "failed to ping NID: STRERROR".
+  // "failed to ping NID: STRERROR".  Only reads the Device, so several
+  // threads may ping through one Device when its Backend's ioctl is
+  // thread-safe (FdBackend's is: one ioctl(2) per call).
   Result<PingResult> ping(Nid nid, std::chrono::milliseconds timeout = {},
                           std::optional<Nid> source = std::nullopt,
                           std::uint32_t max_ids = O2LND_PING_MAX_IDS);

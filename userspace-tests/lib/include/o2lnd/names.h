@@ -24,6 +24,7 @@ enum class NameKind : std::uint8_t {
   kCmEvent,       // O2LND_CM_*: addr_resolved ... timewait_exit (0..15)
   kMsgType,       // o2iblnd message types: any (0), noop (0xd0) ... get_done (0xd7)
   kFaultKind,     // O2LND_FAULT_*: cm-drop cm-delay stall reject msg-drop msg-corrupt send-delay
+  kHealth,        // O2LND_HEALTH_*: up down
 };
 
 struct EnumName {
@@ -51,6 +52,7 @@ inline std::string phase_name(std::uint32_t v) { return name_of(NameKind::kPhase
 inline std::string cm_event_name(std::uint32_t v) { return name_of(NameKind::kCmEvent, v); }
 inline std::string msg_type_name(std::uint32_t v) { return name_of(NameKind::kMsgType, v); }
 inline std::string fault_kind_name(std::uint32_t v) { return name_of(NameKind::kFaultKind, v); }
+inline std::string health_name(std::uint32_t v) { return name_of(NameKind::kHealth, v); }
 // Reject reasons, with 0 (no reject) as "none".
 std::string reject_reason_name(std::uint32_t v);
 

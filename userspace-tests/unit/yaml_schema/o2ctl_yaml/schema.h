@@ -22,7 +22,20 @@ namespace o2ctl_yaml {
 
 // What a value is.  kNumber: an integer or a float (probability).  kNid: a
 // string that parses as a canonical NID; kNidOrAny: that or "any".
-enum class Kind { kInt, kNumber, kStr, kNid, kNidOrAny, kBool, kNull, kMap, kSeq, kUndefined };
+// kIntOrNever: an integer or "never" (a peer's alive ms).
+enum class Kind {
+  kInt,
+  kNumber,
+  kStr,
+  kNid,
+  kNidOrAny,
+  kIntOrNever,
+  kBool,
+  kNull,
+  kMap,
+  kSeq,
+  kUndefined
+};
 
 inline const char* kind_name(Kind k) {
   switch (k) {
@@ -36,6 +49,8 @@ inline const char* kind_name(Kind k) {
       return "NID";
     case Kind::kNidOrAny:
       return "NID or any";
+    case Kind::kIntOrNever:
+      return "integer or never";
     case Kind::kBool:
       return "boolean";
     case Kind::kNull:
@@ -117,6 +132,8 @@ inline bool is_kind(const YAML::Node& n, Kind want) {
       return true;
     case Kind::kNumber:
       return have == Kind::kInt || have == Kind::kNumber;
+    case Kind::kIntOrNever:
+      return (have == Kind::kStr && n.Scalar() == "never") || is_kind(n, Kind::kInt);
     case Kind::kNid:
     case Kind::kNidOrAny: {
       if (have != Kind::kStr) {
@@ -236,9 +253,11 @@ struct Shape {
   std::size_t nested = 0;
 };
 
+// The counters of an NI and of a peer in `o2ctl stats`.
 inline std::vector<Field> traffic_fields() {
   return {{"send count", Kind::kInt},  {"recv count", Kind::kInt}, {"drop count", Kind::kInt},
-          {"error count", Kind::kInt}, {"send bytes", Kind::kInt}, {"recv bytes", Kind::kInt}};
+          {"error count", Kind::kInt}, {"send bytes", Kind::kInt}, {"recv bytes", Kind::kInt},
+          {"tx timeouts", Kind::kInt}};
 }
 
 // `o2ctl net show [-v]`: entries = networks, nested = NIs.
@@ -260,6 +279,7 @@ inline Shape net_show(const std::string& yaml, bool verbose) {
       if (verbose) {
         f.push_back({"statistics", Kind::kMap});
         f.push_back({"tunables", Kind::kMap});
+        f.push_back({"tx_credits", Kind::kMap});
         f.push_back({"lnd details", Kind::kMap});
       }
       if (!s.check.map(nis[j], f, w)) {
@@ -277,14 +297,28 @@ inline Shape net_show(const std::string& yaml, bool verbose) {
                    {"drop_count", Kind::kInt},
                    {"send_bytes", Kind::kInt},
                    {"recv_bytes", Kind::kInt},
-                   {"error_count", Kind::kInt}},
+                   {"error_count", Kind::kInt},
+                   {"tx_timeouts", Kind::kInt},
+                   {"queue_full_drops", Kind::kInt},
+                   {"keepalives", Kind::kInt},
+                   {"early_replies", Kind::kInt}},
                   w + ".statistics");
       s.check.map(nis[j]["tunables"],
                   {{"peer_timeout", Kind::kInt},
                    {"peer_credits", Kind::kInt},
                    {"credits", Kind::kInt},
-                   {"max_msg_size", Kind::kInt}},
+                   {"max_msg_size", Kind::kInt},
+                   {"peercredits_hiw", Kind::kInt},
+                   {"concurrent_sends", Kind::kInt},
+                   {"ntx", Kind::kInt},
+                   {"keepalive", Kind::kInt}},
                   w + ".tunables");
+      s.check.map(nis[j]["tx_credits"],
+                  {{"max", Kind::kInt},
+                   {"available", Kind::kInt},
+                   {"min", Kind::kInt},
+                   {"queued", Kind::kInt}},
+                  w + ".tx_credits");
       s.check.map(nis[j]["lnd details"],
                   {{"rdma device", Kind::kStr, true},
                    {"incarnation", Kind::kInt},
@@ -294,7 +328,8 @@ inline Shape net_show(const std::string& yaml, bool verbose) {
                    {"connects_active", Kind::kInt},
                    {"connects_passive", Kind::kInt},
                    {"rejects_sent", Kind::kInt},
-                   {"rejects_received", Kind::kInt}},
+                   {"rejects_received", Kind::kInt},
+                   {"tx_live", Kind::kInt}},
                   w + ".lnd details");
     }
   }
@@ -313,14 +348,21 @@ inline Shape peer_show(const std::string& yaml, bool verbose) {
                           {"conns closing", Kind::kInt},
                           {"conns zombie", Kind::kInt},
                           {"tx queued", Kind::kInt},
-                          {"next retry ms", Kind::kInt}};
+                          {"next retry ms", Kind::kInt},
+                          {"tx credits", Kind::kInt},
+                          {"tx credits max", Kind::kInt},
+                          {"tx credits min", Kind::kInt},
+                          {"credit queued", Kind::kInt},
+                          {"health", Kind::kStr}};
   if (verbose) {
-    for (const char* k : {"incarnation", "races received", "races sent", "connects",
-                          "connect failures", "rejects sent", "rejects received", "last error",
-                          "backoff ms", "stale closes", "phase timeouts"}) {
+    for (const char* k :
+         {"incarnation", "races received", "races sent", "connects", "connect failures",
+          "rejects sent", "rejects received", "last error", "backoff ms", "stale closes",
+          "phase timeouts", "failures", "downs", "tx timeouts"}) {
       f.push_back({k, Kind::kInt});
     }
     f.push_back({"last reject", Kind::kStr});
+    f.push_back({"alive ms", Kind::kIntOrNever});
   }
   for (std::size_t i = 0; peers && i < peers.size(); ++i) {
     ++s.entries;
@@ -338,8 +380,10 @@ inline Shape conn_show(const std::string& yaml) {
                           {"state", Kind::kStr},
                           {"phase", Kind::kStr},
                           {"active", Kind::kBool}};
-  for (const char* k : {"age ms", "deadline ms", "queue depth", "max frags", "credits",
-                        "outstanding", "posted", "tx queued", "error", "qp", "rx buffers"}) {
+  for (const char* k :
+       {"age ms", "deadline ms", "queue depth", "max frags", "credits", "outstanding", "posted",
+        "tx queued", "error", "qp", "rx buffers", "reserved credits", "concurrent sends", "sq size",
+        "sq free", "noops posted", "noops queued", "idle ms", "keepalives"}) {
     f.push_back({k, Kind::kInt});
   }
   for (std::size_t i = 0; conns && i < conns.size(); ++i) {
@@ -385,6 +429,10 @@ inline Shape stats(const std::string& yaml, bool with_peers) {
     std::string where = "statistics[" + std::to_string(i) + "]";
     std::vector<Field> f = traffic_fields();
     f.push_back({"nid", Kind::kNid});
+    // NI-only counters.
+    for (const char* k : {"queue full drops", "keepalives", "early replies"}) {
+      f.push_back({k, Kind::kInt});
+    }
     if (with_peers) {
       f.push_back({"peers", Kind::kSeq});
     }
@@ -412,6 +460,69 @@ inline Shape version(const std::string& yaml, bool with_module) {
                {"module version", Kind::kStr, !with_module},
                {"module abi", Kind::kInt, !with_module}},
               "document");
+  return s;
+}
+
+// `o2ctl selftest ping -y`: entries = peers.  Also checks that the
+// latencies are ordered (min <= p50 <= p99 <= max) and that the error
+// classes add up to the total.
+inline Shape selftest(const std::string& yaml) {
+  Shape s;
+  auto doc = s.check.load(yaml);
+  if (!s.check.map(doc, {{"selftest", Kind::kMap}}, "document")) {
+    return s;
+  }
+  auto st = doc["selftest"];
+  const std::vector<Field> summary = {
+      {"min", Kind::kInt}, {"p50", Kind::kInt}, {"p99", Kind::kInt}, {"max", Kind::kInt}};
+  if (!s.check.map(st,
+                   {{"mode", Kind::kStr},
+                    {"peers", Kind::kSeq},
+                    {"source", Kind::kNidOrAny},
+                    {"concurrency", Kind::kInt},
+                    {"duration_s", Kind::kNumber},
+                    {"timeout_ms", Kind::kInt},
+                    {"rpcs", Kind::kInt},
+                    {"rpc_per_s", Kind::kNumber},
+                    {"msg_per_s", Kind::kNumber},
+                    {"latency_us", Kind::kMap},
+                    {"wall_latency_us", Kind::kMap},
+                    {"errors", Kind::kMap}},
+                   "selftest")) {
+    return s;
+  }
+  if (st["mode"].Scalar() != "ping") {
+    s.check.fail("selftest: mode '" + st["mode"].Scalar() + "' is not ping");
+  }
+  for (std::size_t i = 0; i < st["peers"].size(); ++i) {
+    ++s.entries;
+    if (!is_kind(st["peers"][i], Kind::kNid)) {
+      s.check.fail("selftest.peers[" + std::to_string(i) + "]: not a NID");
+    }
+  }
+  for (const char* key : {"latency_us", "wall_latency_us"}) {
+    if (s.check.map(st[key], summary, std::string("selftest.") + key)) {
+      auto v = [&](const char* k) { return st[key][k].as<std::uint64_t>(); };
+      if (!(v("min") <= v("p50") && v("p50") <= v("p99") && v("p99") <= v("max"))) {
+        s.check.fail(std::string("selftest.") + key + ": not min <= p50 <= p99 <= max");
+      }
+    }
+  }
+  if (s.check.map(st["errors"],
+                  {{"total", Kind::kInt},
+                   {"expired", Kind::kInt},
+                   {"dropped", Kind::kInt},
+                   {"refused", Kind::kInt},
+                   {"other", Kind::kInt}},
+                  "selftest.errors")) {
+    auto e = [&](const char* k) { return st["errors"][k].as<std::uint64_t>(); };
+    if (e("expired") + e("dropped") + e("refused") + e("other") != e("total")) {
+      s.check.fail("selftest.errors: the classes do not add up to the total");
+    }
+    if (e("total") > st["rpcs"].as<std::uint64_t>()) {
+      s.check.fail("selftest.errors: more errors than rpcs");
+    }
+  }
   return s;
 }
 
