@@ -8,6 +8,10 @@
 #                   (RUNS=<n> per case, default 3); writes results/recovery.md
 #   make bench-msg  small-message rate and latency, o2lnd vs perftest, in one
 #                   guest (ROUNDS=<n>, default 3); writes results/bench-msg.md
+#   make bench-bulk 1 MiB bulk throughput (selftest brw write/read) and ping
+#                   RTT, o2lnd vs perftest ib_write_bw/ib_read_bw/ib_send_lat,
+#                   in one guest (ROUNDS=<n>, default 3); writes
+#                   results/bench-bulk.md
 #
 # When invoked by Kbuild (KERNELRELEASE set) this file defers to Kbuild.
 
@@ -28,7 +32,7 @@ endif
 BUILD ?= $(TOP)/build
 JOBS ?= $(shell nproc)
 
-.PHONY: all module userspace setup run check bench-recovery bench-msg clean tidy format checkpatch
+.PHONY: all module userspace setup run check bench-recovery bench-msg bench-bulk clean tidy format checkpatch
 
 all: module userspace
 
@@ -58,6 +62,10 @@ bench-recovery: setup
 bench-msg: setup
 	@$(MAKE) --no-print-directory all
 	$(TOP)/testbed/bench-msg.sh $(if $(ROUNDS),--rounds $(ROUNDS))
+
+bench-bulk: setup
+	@$(MAKE) --no-print-directory all
+	$(TOP)/testbed/bench-bulk.sh $(if $(ROUNDS),--rounds $(ROUNDS))
 
 checkpatch:
 	$(TOP)/scripts/checkpatch.sh

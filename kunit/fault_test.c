@@ -29,6 +29,7 @@ static const struct {
 	{ O2LND_FAULT_MSG_DROP, 0 },
 	{ O2LND_FAULT_MSG_CORRUPT, 0xd1 },
 	{ O2LND_FAULT_SEND_DELAY, 0 },
+	{ O2LND_FAULT_INV_FAIL, 0 },
 };
 
 static bool o2t_has_delay(u32 kind)

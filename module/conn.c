@@ -121,7 +121,9 @@ int o2_conn_setup_qp(struct o2_conn *conn)
 {
 	struct ib_qp_init_attr attr = {};
 	int qd = conn->cp.queue_depth;
-	int nsend = o2_concurrent_sends + 1, nrecv = o2_rx_buffers(qd) + 1;
+	/* room for one largest bulk message: REG_MR + max_frags WRITEs */
+	int sq = o2_concurrent_sends + conn->cp.max_frags + 1;
+	int nsend = sq + 1, nrecv = o2_rx_buffers(qd) + 1;
 	struct o2_dev *dev;
 	int rc;
 
@@ -143,7 +145,8 @@ int o2_conn_setup_qp(struct o2_conn *conn)
 	attr.qp_context = conn;
 	attr.send_cq = conn->cq;
 	attr.recv_cq = conn->cq;
-	attr.sq_sig_type = IB_SIGNAL_ALL_WR;
+	/* only the messages are signaled, not bulk REG_MR and WRITEs */
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
 	attr.cap.max_send_wr = nsend;
 	attr.cap.max_recv_wr = nrecv;
@@ -155,7 +158,7 @@ int o2_conn_setup_qp(struct o2_conn *conn)
 	conn->qp = conn->cmid->qp;
 	spin_lock(&conn->lock);
 	o2_credits_init(&conn->cr, qd, o2_peer_credits_hiw,
-			o2_concurrent_sends, o2_concurrent_sends);
+			o2_concurrent_sends, sq);
 	conn->last_send = jiffies;
 	spin_unlock(&conn->lock);
 	return o2_rx_post_all(conn);
@@ -276,6 +279,7 @@ void o2_conn_close(struct o2_conn *conn, int error)
 				    error);
 	}
 	o2_tx_fail_list(&fail, error ? error : -ECONNABORTED);
+	o2_bulk_conn_closed(conn);
 	o2_connd_teardown(conn);
 }
 

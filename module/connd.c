@@ -273,6 +273,7 @@ static void o2_connd_scan_fn(struct work_struct *work)
 	struct o2_ni *ni;
 	int i;
 
+	o2_bulk_expire(jiffies, false);
 	list_for_each_entry(ni, &o2_nis, list) {
 		/* bounded: at most 100 actions per NI per pass */
 		for (i = 0; i < 100; i++) {

@@ -200,6 +200,18 @@ u8 o2_credits_post(struct o2_credits *c, enum o2_txq q, bool noop, int wrs)
 }
 
 /**
+ * o2_credits_post_local() - account a local work request (an MR
+ *	invalidation): a send in flight and its slots, no credit
+ * @c: the state
+ * @wrs: work requests
+ */
+void o2_credits_post_local(struct o2_credits *c, int wrs)
+{
+	c->nposted++;
+	c->sq_used += wrs;
+}
+
+/**
  * o2_credits_complete() - a posted message's Send completed
  * @c: the state
  * @noop: it was a NOOP

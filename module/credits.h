@@ -108,6 +108,7 @@ bool o2_need_noop(const struct o2_credits *c, bool nocred_queued,
 enum o2_post_verdict o2_may_post(const struct o2_credits *c, enum o2_txq q,
 				 bool noop, bool need_noop, int wrs);
 u8 o2_credits_post(struct o2_credits *c, enum o2_txq q, bool noop, int wrs);
+void o2_credits_post_local(struct o2_credits *c, int wrs);
 void o2_credits_complete(struct o2_credits *c, bool noop, int wrs);
 int o2_credits_receive(struct o2_credits *c, int grant);
 void o2_credits_repost(struct o2_credits *c, enum o2_rx_credit how);

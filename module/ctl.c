@@ -108,6 +108,43 @@ out:
 	return rc;
 }
 
+/*
+ * BRW errors: op not WRITE/READ, size above O2LND_BRW_MAX_SIZE, unknown
+ * flags, nonzero pad, timeout above the maximum, a target that is not
+ * o2ib: -EINVAL; then what o2_brw() returns.
+ */
+static long o2_ctl_brw(void __user *uarg)
+{
+	struct o2lnd_ioc_brw a, out;
+	u32 timeout;
+	long rc;
+
+	rc = o2_ctl_copy_in(&a, sizeof(a), uarg, true);
+	if (rc)
+		return rc;
+	timeout = a.timeout_ms ? a.timeout_ms : O2LND_PING_TIMEOUT_DEFAULT_MS;
+	if ((a.op != O2LND_BRW_WRITE && a.op != O2LND_BRW_READ) ||
+	    a.size > O2LND_BRW_MAX_SIZE || (a.flags & ~O2LND_BRW_F_CHECK) ||
+	    a.pad || timeout > O2LND_PING_TIMEOUT_MAX_MS ||
+	    a.nid == O2LND_NID_ANY ||
+	    o2_net_type(o2_nid_net(a.nid)) != O2LND_NET_TYPE_O2IB)
+		return -EINVAL;
+	memset(&out, 0, sizeof(out));
+	o2_ctl_hdr_out(&out.hdr, sizeof(out));
+	out.nid = a.nid;
+	out.src_nid = a.src_nid;
+	out.op = a.op;
+	out.size = a.size;
+	out.timeout_ms = timeout;
+	out.flags = a.flags;
+	out.seed = a.seed;
+	rc = o2_brw(a.nid, a.src_nid, a.op, a.size, timeout, a.flags, a.seed,
+		    &out);
+	if (!rc)
+		rc = o2_ctl_copy_out(uarg, &out, sizeof(out));
+	return rc;
+}
+
 static long o2_ctl_net_show(void __user *uarg)
 {
 	struct o2lnd_ioc_net *n;
@@ -285,6 +322,8 @@ static long o2_ctl_ioctl(struct file *file, unsigned int cmd,
 		return o2_ctl_version(uarg);
 	case O2LND_IOC_PING:
 		return o2_ctl_ping(uarg);
+	case O2LND_IOC_BRW:
+		return o2_ctl_brw(uarg);
 	case O2LND_IOC_NET_SHOW:
 		return o2_ctl_net_show(uarg);
 	case O2LND_IOC_PEER_SHOW:

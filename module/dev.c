@@ -54,6 +54,7 @@ struct o2_dev *o2_dev_get(struct ib_device *ibdev)
 		dev = ERR_CAST(pd);
 		goto out;
 	}
+	o2_mr_pool_init(dev);
 	atomic_set(&dev->users, 1);
 	list_add_tail(&dev->list, &o2_devs);
 out:
@@ -102,8 +103,36 @@ static void o2_dev_remove(struct ib_device *ibdev, void *client_data)
 	mutex_lock(&o2_devs_mutex);
 	list_del(&found->list);
 	mutex_unlock(&o2_devs_mutex);
+	o2_mr_pool_destroy(found);
 	ib_dealloc_pd(found->pd);
 	kfree(found);
+}
+
+/**
+ * o2_dev_mr_stats() - MR pool figures of a device for NET_SHOW
+ * @ibdev: the device, or NULL
+ * @out: where to put them
+ */
+void o2_dev_mr_stats(struct ib_device *ibdev, struct o2lnd_ioc_net *out)
+{
+	struct o2_dev *dev;
+
+	if (!ibdev)
+		return;
+	out->mr_max_pages = o2_mr_max_pages(ibdev);
+	mutex_lock(&o2_devs_mutex);
+	list_for_each_entry(dev, &o2_devs, list) {
+		if (dev->ibdev != ibdev)
+			continue;
+		spin_lock(&dev->mr_lock);
+		out->mr_pool_size = dev->mr_size;
+		out->mr_pool_used = dev->mr_used;
+		spin_unlock(&dev->mr_lock);
+		out->mr_max_pages = dev->mr_pages;
+		out->mr_recovered = atomic64_read(&dev->mr_recovered);
+		break;
+	}
+	mutex_unlock(&o2_devs_mutex);
 }
 
 static struct ib_client o2_ib_client = {

@@ -108,6 +108,9 @@ int o2_fault_validate(const struct o2lnd_ioc_fault *rule)
 		delay = true;
 		arg_ok = rule->arg == 0;
 		break;
+	case O2LND_FAULT_INV_FAIL:
+		arg_ok = rule->arg == 0;
+		break;
 	default:
 		return -EINVAL;
 	}

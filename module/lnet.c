@@ -649,7 +649,16 @@ void o2_lnet_recv(struct o2_conn *conn, void *payload, u32 nob)
 		o2_lnet_drop(conn, "not for this NI");
 		return;
 	}
+	if (o2_brw_rx_immediate(conn, hdr, hdr + 1))
+		return;
 	switch (le32_to_cpu(hdr->type)) {
+	case O2_LNET_MSG_ACK:
+		if (!o2_bulk_lnet_ack(le64_to_cpu(hdr->msg.ack.dst_wmd.object_cookie),
+				      le64_to_cpu(hdr->src_nid),
+				      le64_to_cpu(hdr->msg.ack.match_bits),
+				      le32_to_cpu(hdr->msg.ack.mlength)))
+			o2_lnet_drop(conn, "ACK matches no pending PUT");
+		break;
 	case O2_LNET_MSG_GET:
 		o2_lnet_handle_get(conn, hdr);
 		break;
@@ -703,6 +712,37 @@ static int o2_ping_parse(struct o2_ping_req *ping, struct o2lnd_ioc_ping *out,
 }
 
 /**
+ * o2_ni_for() - the local NI to send to @nid from
+ * @nid: the destination
+ * @src_nid: the local NID asked for, or O2LND_NID_ANY for the first NI on
+ *	@nid's network
+ * @rc: out: why there is none
+ *
+ * Return: the NI, or NULL with @rc -EINVAL (@src_nid not local),
+ * -EHOSTUNREACH (not on @nid's network) or -ENETDOWN (NI not up).
+ */
+struct o2_ni *o2_ni_for(u64 nid, u64 src_nid, int *rc)
+{
+	struct o2_ni *ni;
+
+	*rc = 0;
+	if (src_nid != O2LND_NID_ANY) {
+		ni = o2_ni_by_nid(src_nid);
+		if (!ni)
+			*rc = -EINVAL;
+		else if (o2_nid_net(ni->nid) != o2_nid_net(nid))
+			*rc = -EHOSTUNREACH;
+	} else {
+		ni = o2_ni_by_net(o2_nid_net(nid));
+		if (!ni)
+			*rc = -EHOSTUNREACH;
+	}
+	if (!*rc && !READ_ONCE(ni->up))
+		*rc = -ENETDOWN;
+	return *rc ? NULL : ni;
+}
+
+/**
  * o2_ping() - LNet ping of @nid
  * @nid: target (an o2ib NID, validated by the caller)
  * @src_nid: local NID to send from, or O2LND_NID_ANY
@@ -726,19 +766,9 @@ int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out)
 	long left;
 	int rc;
 
-	if (src_nid != O2LND_NID_ANY) {
-		ni = o2_ni_by_nid(src_nid);
-		if (!ni)
-			return -EINVAL;
-		if (o2_nid_net(ni->nid) != o2_nid_net(nid))
-			return -EHOSTUNREACH;
-	} else {
-		ni = o2_ni_by_net(o2_nid_net(nid));
-		if (!ni)
-			return -EHOSTUNREACH;
-	}
-	if (!READ_ONCE(ni->up))
-		return -ENETDOWN;
+	ni = o2_ni_for(nid, src_nid, &rc);
+	if (!ni)
+		return rc;
 
 	ping = kzalloc(sizeof(*ping), GFP_KERNEL);
 	if (!ping)
@@ -861,6 +891,12 @@ void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out)
 	out->tx_no_credit_drops = atomic64_read(&ni->stats.tx_no_credit_drops);
 	out->keepalives = atomic64_read(&ni->stats.keepalives);
 	out->early_replies = atomic64_read(&ni->stats.early_replies);
+	out->max_immediate = O2_MAX_IMMEDIATE;
+	out->max_frags = O2_MAX_FRAGS;
+	out->cksum = o2_cksum_param;
+	out->rdma_bytes = atomic64_read(&ni->stats.rdma_bytes);
+	out->bulk_errors = atomic64_read(&ni->stats.bulk_errors);
+	o2_dev_mr_stats(READ_ONCE(ni->listen_dev), out);
 }
 
 /* ---- NI setup and teardown ---- */
@@ -1435,6 +1471,8 @@ void o2_nis_stop(void)
 		spin_unlock(&ni->lock);
 		o2_tx_fail_list(&fail, -ESHUTDOWN);
 	}
+	/* exchanges still waiting hold conns and device users */
+	o2_bulk_expire(jiffies, true);
 	o2_wait_zero(&o2_nconns, "connections");
 
 	list_for_each_entry(ni, &o2_nis, list) {

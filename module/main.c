@@ -44,6 +44,11 @@ module_param_named(keepalive, o2_keepalive, int, 0444);
 MODULE_PARM_DESC(keepalive,
 		 "idle seconds before a keepalive NOOP (0..3600; 0: off)");
 
+int o2_cksum_param;
+module_param_named(cksum, o2_cksum_param, int, 0444);
+MODULE_PARM_DESC(cksum,
+		 "checksum every message, as o2iblnd's cksum (0 off, 1 on); bulk payloads are checked end to end by the selftest pattern");
+
 int o2_timeout = 50;
 module_param_named(timeout, o2_timeout, int, 0444);
 MODULE_PARM_DESC(timeout, "tx and connect timeout in seconds (1..3600)");
@@ -82,7 +87,8 @@ static int __init o2_init(void)
 
 	o2_wire_size_checks();
 	if (o2_check_param("service", o2_service, 1, 65535) ||
-	    o2_check_param("ack_timeout", o2_ack_timeout, 12, 24))
+	    o2_check_param("ack_timeout", o2_ack_timeout, 12, 24) ||
+	    o2_check_param("cksum", o2_cksum_param, 0, 1))
 		return -EINVAL;
 	if (o2_tunables_check(&t, why, sizeof(why))) {
 		pr_err("o2lnd: %s\n", why);

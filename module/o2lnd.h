@@ -12,8 +12,15 @@
  *            short-lived users (launch, deadline scan).
  *   o2_tx    one outgoing message; kref held by its owner and by a posted
  *            Send WR.  Completes only after its Send completion.
- *   o2_dev   one per RDMA device, owns the shared PD; its users count is
- *            the number of conns with resources on the device.
+ *   o2_rx    a receive buffer, part of its conn (conn->rxs): it lives as
+ *            long as the conn, whose teardown drains the QP first.
+ *   o2_dev   one per RDMA device, owns the shared PD and the pool of
+ *            fast-registration MRs (mr.c); its users count is the number
+ *            of conns and bulk buffers with resources on the device.
+ *   o2_bulk  one bulk buffer and its RDMA exchange (bulk.c); kref held by
+ *            its owner, the waiting table and each tx carrying it.
+ *            Its MR is invalidated before the exchange completes, or
+ *            destroyed and replaced if the exchange is abandoned.
  *
  * Contexts (all process context: no lock is taken from hard/soft irq)
  *   - rdma_cm callbacks run in the CM's work queues (they may sleep);
@@ -117,6 +124,13 @@ extern wait_queue_head_t o2_exit_waitq;
  * @pd: protection domain shared by every conn on the device
  * @users: conns holding resources on the device
  * @dead: the device is being removed; no new users
+ * @mr_lock: protects the MR pool (a leaf lock)
+ * @mr_free: MRs ready for a registration
+ * @mr_size: MRs allocated
+ * @mr_used: MRs in use
+ * @mr_max: pool limit (from the device's max_mr)
+ * @mr_pages: pages one MR maps
+ * @mr_recovered: MRs destroyed and replaced after a failed invalidation
  */
 struct o2_dev {
 	struct list_head list;
@@ -124,6 +138,89 @@ struct o2_dev {
 	struct ib_pd *pd;
 	atomic_t users;
 	bool dead;
+	spinlock_t mr_lock;	/* the MR pool */
+	struct list_head mr_free;
+	u32 mr_size;
+	u32 mr_used;
+	u32 mr_max;
+	u32 mr_pages;
+	atomic64_t mr_recovered;
+};
+
+/**
+ * struct o2_mr - a fast-registration MR of a device's pool
+ * @list: in dev->mr_free while free
+ * @dev: its device
+ * @mr: the MR
+ */
+struct o2_mr {
+	struct list_head list;
+	struct o2_dev *dev;
+	struct ib_mr *mr;
+};
+
+/* kinds of bulk buffers (struct o2_bulk) */
+enum o2_bulk_kind {
+	O2_BULK_PUT_SRC,	/* our PUT's data: RDMA-written on PUT_ACK */
+	O2_BULK_PUT_SINK,	/* a peer's PUT lands here */
+	O2_BULK_GET_SINK,	/* our GET's REPLY lands here */
+	O2_BULK_GET_SRC,	/* a peer's GET: RDMA-written with GET_DONE */
+};
+
+struct o2_brw_req;
+
+/**
+ * struct o2_bulk - a bulk buffer and its exchange
+ * @ref: references (the waiting table, txs carrying it, the owner)
+ * @list: in the waiting table while a message for it is expected
+ * @waiting: on the waiting table
+ * @kind: O2_BULK_*
+ * @cookie: our cookie for it
+ * @peer_cookie: the peer's cookie (PUT_REQ's or GET_REQ's)
+ * @nob: payload bytes
+ * @npages: pages
+ * @pages: the pages
+ * @sgt: scatterlist of the pages
+ * @nents: DMA-mapped entries, 0 while unmapped
+ * @dev: the device it is mapped on (a user count), or NULL
+ * @mr: its MR while registered
+ * @reg_cqe: error completion of its REG_MR work request
+ * @write_cqe: error completion of its RDMA WRITE work requests
+ * @conn: the conn its exchange runs on (a reference), or NULL
+ * @ni: the NI
+ * @peer_nid: the LNet peer
+ * @deadline: jiffies by which the exchange must end
+ * @status: result
+ * @seed: pattern seed
+ * @flags: O2LND_BRW_F_*
+ * @ack_wmd: PUT_SINK: the PUT's ack_wmd, echoed in the LNet ACK
+ * @rpc: the selftest RPC it serves (client side)
+ */
+struct o2_bulk {
+	struct kref ref;
+	struct list_head list;
+	bool waiting;
+	enum o2_bulk_kind kind;
+	u64 cookie;
+	u64 peer_cookie;
+	u32 nob;
+	u32 npages;
+	struct page **pages;
+	struct sg_table sgt;
+	int nents;
+	struct o2_dev *dev;
+	struct o2_mr *mr;
+	struct ib_cqe reg_cqe;
+	struct ib_cqe write_cqe;
+	struct o2_conn *conn;
+	struct o2_ni *ni;
+	u64 peer_nid;
+	unsigned long deadline;
+	int status;
+	u64 seed;
+	u32 flags;
+	struct o2_lnet_wmd ack_wmd;
+	struct o2_brw_req *rpc;
 };
 
 /**
@@ -193,6 +290,8 @@ struct o2_ni {
 		atomic64_t tx_no_credit_drops;
 		atomic64_t keepalives;
 		atomic64_t early_replies;
+		atomic64_t rdma_bytes;
+		atomic64_t bulk_errors;
 	} stats;
 };
 
@@ -325,6 +424,8 @@ struct o2_rx {
  * @tx_queue_nocred: NOOPs and completions (need no credit)
  * @last_send: jiffies of the last Send posted (keepalive)
  * @keepalives: keepalive NOOPs sent
+ * @cred_turn: a credited message goes next if one can (fairness between
+ *	the credit-less and the credited queues)
  * @late_sends: Send completions held back by a SEND_DELAY fault; teardown
  *	waits for them after the drain
  * @hold_sends: iWARP passive side: nothing is posted until the first
@@ -362,6 +463,7 @@ struct o2_conn {
 	struct list_head tx_queue_nocred;
 	unsigned long last_send;
 	u32 keepalives;
+	bool cred_turn;
 	atomic_t late_sends;
 	bool hold_sends;
 	bool greet;
@@ -397,6 +499,11 @@ struct o2_conn {
  * @wrs: work requests it posts (send-queue slots)
  * @late_work: handles a Send completion held back by a SEND_DELAY fault
  * @late_status: that completion's status
+ * @bulk: a bulk buffer this message registers (@reg) and/or writes to
+ *	the peer's @rd before it is sent (a reference), or NULL
+ * @reg: post an IB_WR_REG_MR of @bulk's MR before the message
+ * @rd: the peer's descriptor to RDMA-write @bulk to (kmalloc'ed), or NULL
+ * @brw_cookie: the inline selftest RPC this request belongs to, or 0
  */
 struct o2_tx {
 	struct ib_cqe cqe;
@@ -421,11 +528,42 @@ struct o2_tx {
 	int wrs;
 	struct delayed_work late_work;
 	enum ib_wc_status late_status;
+	struct o2_bulk *bulk;
+	bool reg;
+	struct o2_rdma_desc *rd;
+	u64 brw_cookie;
 };
+
+/* an internal tx: invalidates tx->bulk's MR through the send queue */
+#define O2_TX_INV	0x01
 
 #define O2_TX_HELD_PEER	0x1	/* a peer tx credit */
 #define O2_TX_HELD_NI	0x2	/* an NI tx credit */
 #define O2_TX_QUEUED	0x4	/* on peer->credit_q or ni->credit_q */
+
+/* mr.c */
+u32 o2_mr_max_pages(struct ib_device *ibdev);
+void o2_mr_pool_init(struct o2_dev *dev);
+struct o2_mr *o2_mr_get(struct o2_dev *dev);
+void o2_mr_put(struct o2_mr *mr, bool clean);
+void o2_mr_pool_destroy(struct o2_dev *dev);
+
+/* bulk.c */
+extern int o2_cksum_param;
+int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
+	   u32 flags, u64 seed, struct o2lnd_ioc_brw *out);
+int o2_bulk_rx(struct o2_conn *conn, u8 type, void *body, u32 len,
+	       bool flip, bool *credit_now);
+bool o2_bulk_lnet_ack(u64 cookie, u64 from, u64 match_bits, u32 mlength);
+void o2_bulk_put(struct o2_bulk *b);
+void o2_bulk_tx_done(struct o2_tx *tx, bool ok);
+void o2_bulk_conn_closed(struct o2_conn *conn);
+void o2_bulk_expire(unsigned long now, bool all);
+int o2_bulk_post_inv(struct o2_conn *conn, struct o2_tx *tx);
+void o2_brw_tx_done(struct o2_tx *tx);
+bool o2_brw_rx_immediate(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
+			 const void *payload);
+void o2_dev_mr_stats(struct ib_device *ibdev, struct o2lnd_ioc_net *out);
 
 /* dev.c */
 int o2_dev_init(void);
@@ -484,6 +622,7 @@ void o2_lnet_recv(struct o2_conn *conn, void *payload, u32 nob);
 void o2_lnet_tx_done(struct o2_tx *tx);
 struct o2_ni *o2_ni_by_nid(u64 nid);
 struct o2_ni *o2_ni_by_net(u32 net);
+struct o2_ni *o2_ni_for(u64 nid, u64 src_nid, int *rc);
 int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out);
 void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out);
 int o2_nis_start(const char *networks);

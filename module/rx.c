@@ -125,6 +125,7 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct o2_msg_expect exp = {};
 	struct o2_fault_hit hit;
 	enum o2_rx_credit credit;
+	bool flip, credit_now;
 	int rc;
 	u8 type = 0;
 
@@ -141,6 +142,8 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (type && o2_fault_fire(O2LND_FAULT_MSG_CORRUPT, type,
 				  conn->ni->nid, conn->peer->nid, &hit))
 		((u8 *)rx->msg)[0] ^= 0x5a;	/* the magic: refused */
+	flip = wc->byte_len >= sizeof(*hdr) &&
+	       hdr->magic == swab32(O2_MSG_MAGIC);
 	exp.nob = wc->byte_len;
 	exp.srcnid = conn->peer->nid;
 	exp.dstnid = conn->ni->nid;
@@ -176,17 +179,36 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	o2_peer_health(conn->peer, true);
 
 	credit = o2_rx_credit_of(hdr->type);
+	if (hdr->type != O2_MSG_NOOP && hdr->type != O2_MSG_CONNREQ &&
+	    hdr->type != O2_MSG_CONNACK &&
+	    o2_fault_fire(O2LND_FAULT_MSG_DROP, hdr->type, conn->ni->nid,
+			  conn->peer->nid, &hit)) {
+		/* lost after the wire: its credit still returns */
+		atomic64_inc(&conn->ni->stats.drop_count);
+		atomic64_inc(&conn->peer->st.drop_count);
+		if (hdr->type == O2_MSG_PUT_REQ)
+			credit = O2_RX_CREDIT_PEER;
+		goto repost;
+	}
 	switch (hdr->type) {
 	case O2_MSG_NOOP:
 		break;
-	case O2_MSG_IMMEDIATE:
-		if (o2_fault_fire(O2LND_FAULT_MSG_DROP, hdr->type,
-				  conn->ni->nid, conn->peer->nid, &hit)) {
-			/* lost after the wire: its credit still returns */
-			atomic64_inc(&conn->ni->stats.drop_count);
-			atomic64_inc(&conn->peer->st.drop_count);
-			break;
+	case O2_MSG_PUT_REQ:
+	case O2_MSG_PUT_NAK:
+	case O2_MSG_PUT_ACK:
+	case O2_MSG_PUT_DONE:
+	case O2_MSG_GET_REQ:
+	case O2_MSG_GET_DONE:
+		rc = o2_bulk_rx(conn, hdr->type, rx->msg + sizeof(*hdr),
+				hdr->nob - sizeof(*hdr), flip, &credit_now);
+		if (rc) {
+			o2_rx_protocol_error(conn, "bad bulk message", rc);
+			return;
 		}
+		if (hdr->type == O2_MSG_PUT_REQ && credit_now)
+			credit = O2_RX_CREDIT_PEER;
+		break;
+	case O2_MSG_IMMEDIATE:
 		atomic64_inc(&conn->ni->stats.recv_count);
 		atomic64_add(hdr->nob, &conn->ni->stats.recv_bytes);
 		atomic64_inc(&conn->peer->st.recv_count);
@@ -195,12 +217,13 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 			     hdr->nob - sizeof(*hdr));
 		break;
 	default:
-		/* CONNREQ/CONNACK on a live conn, or bulk (not spoken yet) */
+		/* CONNREQ/CONNACK on a live conn */
 		o2_rx_protocol_error(conn, "unexpected message type",
 				     -EPROTO);
 		return;
 	}
 
+repost:
 	spin_lock(&conn->lock);
 	rc = o2_rx_post_locked(conn, rx);
 	if (!rc)

@@ -22,6 +22,12 @@
 #include "o2lnd.h"
 #include "trace.h"
 
+/* NOOPs and invalidations are not bounded by ntx (see o2_tx_alloc()) */
+static bool o2_tx_counted(u8 type)
+{
+	return type != O2_MSG_NOOP && type != O2_TX_INV;
+}
+
 static void o2_tx_release(struct kref *ref)
 {
 	struct o2_tx *tx = container_of(ref, struct o2_tx, ref);
@@ -36,6 +42,11 @@ static void o2_tx_release(struct kref *ref)
 				      tx->status);
 	}
 	o2_lnet_tx_done(tx);
+	if (tx->brw_cookie)
+		o2_brw_tx_done(tx);
+	if (tx->bulk)
+		o2_bulk_tx_done(tx, !tx->status);
+	kfree(tx->rd);
 	if (tx->peer) {
 		if (tx->status == -ETIMEDOUT) {
 			atomic64_inc(&tx->peer->st.tx_timeouts);
@@ -44,7 +55,7 @@ static void o2_tx_release(struct kref *ref)
 		o2_tx_credits_return(tx);
 		o2_peer_put(tx->peer);
 	}
-	if (tx->type != O2_MSG_NOOP)
+	if (o2_tx_counted(tx->type))
 		atomic_dec(&ni->tx_live);
 	kfree(tx->msg);
 	kfree(tx);
@@ -64,7 +75,7 @@ static void o2_tx_release(struct kref *ref)
  */
 struct o2_tx *o2_tx_alloc(struct o2_ni *ni, u8 type)
 {
-	bool counted = type != O2_MSG_NOOP;
+	bool counted = o2_tx_counted(type);
 	struct o2_tx *tx;
 
 	if (counted && atomic_inc_return(&ni->tx_live) > o2_ntx) {
@@ -125,7 +136,8 @@ void o2_tx_fail_list(struct list_head *txs, int error)
  */
 static bool o2_tx_may_resend(struct o2_tx *tx, int error)
 {
-	if (tx->type == O2_MSG_NOOP || tx->resends >= 1 || !tx->nid ||
+	/* bulk messages and NOOPs belong to their conn */
+	if (tx->type != O2_MSG_IMMEDIATE || tx->resends >= 1 || !tx->nid ||
 	    READ_ONCE(tx->ni->shutdown) || time_after(jiffies, tx->deadline))
 		return false;
 	return error == -EIO || error == -ECONNRESET || error == -ESTALE ||
@@ -177,7 +189,9 @@ int o2_conn_queue_tx(struct o2_conn *conn, struct o2_tx *tx)
 	struct list_head *q;
 	int rc = 0;
 
-	switch (o2_txq_of(tx->type)) {
+	/* REG_MR and RDMA WRITEs go before the message itself */
+	tx->wrs = 1 + tx->reg + (tx->rd ? tx->rd->nfrags : 0);
+	switch (tx->type == O2_TX_INV ? O2_TXQ_NOCRED : o2_txq_of(tx->type)) {
 	case O2_TXQ_RSRVD:
 		q = &conn->tx_queue_rsrvd;
 		break;
@@ -289,6 +303,64 @@ static void o2_tx_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	o2_tx_send_finish(tx, wc->status);
 }
 
+/* An unsignaled REG_MR or RDMA WRITE failed: the QP is in error now. */
+static void o2_tx_bulk_wr_err(struct ib_cq *cq, struct ib_wc *wc)
+{
+	if (wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_warn_ratelimited("o2lnd: bulk work request failed: %s\n",
+				    ib_wc_status_msg(wc->status));
+}
+
+/*
+ * Post the REG_MR of tx->bulk's MR (tx->reg) and the RDMA WRITEs of its
+ * data into the peer's descriptor tx->rd, ahead of the message; none is
+ * signaled (the message's completion covers them; an error completes
+ * them with o2_tx_bulk_wr_err()).  Caller holds conn->lock.
+ */
+static int o2_tx_post_bulk_locked(struct o2_conn *conn, struct o2_tx *tx)
+{
+	struct o2_bulk *b = tx->bulk;
+	struct ib_mr *mr = b->mr->mr;
+	u32 i, off = 0;
+	int rc;
+
+	if (tx->reg) {
+		struct ib_reg_wr reg = {};
+
+		b->reg_cqe.done = o2_tx_bulk_wr_err;
+		reg.wr.wr_cqe = &b->reg_cqe;
+		reg.wr.opcode = IB_WR_REG_MR;
+		reg.mr = mr;
+		reg.key = mr->rkey;
+		reg.access = IB_ACCESS_LOCAL_WRITE;
+		if (b->kind == O2_BULK_PUT_SINK || b->kind == O2_BULK_GET_SINK)
+			reg.access |= IB_ACCESS_REMOTE_WRITE;
+		rc = ib_post_send(conn->qp, &reg.wr, NULL);
+		if (rc)
+			return rc;
+	}
+	for (i = 0; tx->rd && i < tx->rd->nfrags && off < b->nob; i++) {
+		struct ib_rdma_wr w = {};
+		struct ib_sge sge;
+
+		sge.addr = mr->iova + off;
+		sge.length = min_t(u32, tx->rd->frags[i].nob, b->nob - off);
+		sge.lkey = mr->lkey;
+		b->write_cqe.done = o2_tx_bulk_wr_err;
+		w.wr.wr_cqe = &b->write_cqe;
+		w.wr.opcode = IB_WR_RDMA_WRITE;
+		w.wr.sg_list = &sge;
+		w.wr.num_sge = 1;
+		w.remote_addr = tx->rd->frags[i].addr;
+		w.rkey = tx->rd->key;
+		rc = ib_post_send(conn->qp, &w.wr, NULL);
+		if (rc)
+			return rc;
+		off += sge.length;
+	}
+	return 0;
+}
+
 /* Caller holds conn->lock.  Return: 0 or an errno (the tx is unposted). */
 static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
 			     enum o2_txq q)
@@ -299,10 +371,22 @@ static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
 	struct ib_sge sge;
 	int rc;
 
+	if (tx->type == O2_TX_INV) {
+		rc = o2_bulk_post_inv(conn, tx);
+		if (!rc)
+			o2_credits_post_local(&conn->cr, tx->wrs);
+		return rc;
+	}
+	if (tx->reg || tx->rd) {
+		rc = o2_tx_post_bulk_locked(conn, tx);
+		if (rc)
+			return rc;
+	}
+
 	/* the credits byte is final only if the post succeeds: packed here */
 	o2_msg_pack(tx->msg, tx->type, o2_credits_return(conn->cr.outstanding),
 		    tx->nob, conn->ni->nid, conn->ni->stamp, conn->peer->nid,
-		    conn->peer_stamp, false);
+		    conn->peer_stamp, o2_cksum_param);
 	tx->dma = ib_dma_map_single(ibdev, tx->msg, tx->nob, DMA_TO_DEVICE);
 	if (ib_dma_mapping_error(ibdev, tx->dma))
 		return -ENOMEM;
@@ -353,9 +437,9 @@ static bool o2_conn_need_noop_locked(struct o2_conn *conn, bool *keepalive)
 	bool nocred = false;
 	struct o2_tx *tx;
 
-	/* a queued NOOP does not carry anything by itself being queued */
+	/* queued NOOPs and invalidations carry no credits */
 	list_for_each_entry(tx, &conn->tx_queue_nocred, list) {
-		if (tx->type != O2_MSG_NOOP) {
+		if (tx->type != O2_MSG_NOOP && tx->type != O2_TX_INV) {
 			nocred = true;
 			break;
 		}
@@ -416,10 +500,18 @@ void o2_conn_check_sends(struct o2_conn *conn)
 		conn->cr.reserved--;
 	}
 	while (conn->state == O2_CONN_ESTABLISHED && !conn->hold_sends) {
+		bool nocred = !list_empty(&conn->tx_queue_nocred);
+		bool cred = !list_empty(&conn->tx_queue) &&
+			    conn->cr.credits > 0;
 		enum o2_post_verdict v;
 		enum o2_txq q;
 
-		if (!list_empty(&conn->tx_queue_nocred)) {
+		/*
+		 * Credit-less messages (NOOPs, completions) go first, but
+		 * alternate with credited ones when both wait: a stream of
+		 * bulk completions must not starve requests.
+		 */
+		if (nocred && !(cred && conn->cred_turn)) {
 			q = O2_TXQ_NOCRED;
 			tx = list_first_entry(&conn->tx_queue_nocred,
 					      struct o2_tx, list);
@@ -446,6 +538,8 @@ void o2_conn_check_sends(struct o2_conn *conn)
 		}
 		list_del_init(&tx->list);
 		rc = o2_tx_post_locked(conn, tx, q);
+		if (!rc)
+			conn->cred_turn = q == O2_TXQ_NOCRED;
 		if (rc) {
 			tx->status = rc;
 			drop = tx;

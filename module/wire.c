@@ -306,3 +306,105 @@ int o2_credits_grant(int credits, int grant, int queue_depth)
 		return -EPROTO;
 	return credits + grant;
 }
+
+static int o2_rd_unpack(struct o2_rdma_desc *rd, u32 room, bool flip,
+			u32 max_frags, u32 max_nob, u32 *total)
+{
+	u64 sum = 0;
+	u32 i, n;
+
+	if (room < sizeof(*rd))
+		return -EPROTO;
+	if (flip) {
+		rd->key = swab32(rd->key);
+		rd->nfrags = swab32(rd->nfrags);
+	}
+	n = rd->nfrags;
+	if (!n || n > max_frags ||
+	    (room - sizeof(*rd)) / sizeof(rd->frags[0]) < n)
+		return -EPROTO;
+	for (i = 0; i < n; i++) {
+		if (flip) {
+			rd->frags[i].nob = swab32(rd->frags[i].nob);
+			rd->frags[i].addr = swab64(rd->frags[i].addr);
+		}
+		if (!rd->frags[i].nob)
+			return -EPROTO;
+		sum += rd->frags[i].nob;
+	}
+	if (sum > max_nob)
+		return -EPROTO;
+	*total = sum;
+	return 0;
+}
+
+/**
+ * o2_bulk_body_unpack() - check a bulk message body, convert to host order
+ * @type: O2_MSG_PUT_REQ .. O2_MSG_GET_DONE
+ * @body: the body (after the 48-byte header)
+ * @len: its length
+ * @flip: the sender's byte order is not ours
+ * @max_frags: negotiated fragments: a descriptor with more is refused
+ * @max_nob: the largest total a descriptor may describe
+ * @rd_nob: out: the total of the descriptor (PUT_ACK, GET_REQ), else 0
+ *
+ * The LNet header inside PUT_REQ and GET_REQ is little-endian and left
+ * as it is.  A descriptor is refused when it has no fragment or more than
+ * @max_frags, a fragment of 0 bytes, more fragments than the body holds,
+ * or a total above @max_nob.
+ *
+ * Return: 0 or -EPROTO.
+ */
+int o2_bulk_body_unpack(u8 type, void *body, u32 len, bool flip,
+			u32 max_frags, u32 max_nob, u32 *rd_nob)
+{
+	*rd_nob = 0;
+	switch (type) {
+	case O2_MSG_PUT_REQ: {
+		struct o2_putreq_msg *m = body;
+
+		if (len < sizeof(*m))
+			return -EPROTO;
+		if (flip)
+			m->cookie = swab64(m->cookie);
+		return 0;
+	}
+	case O2_MSG_PUT_ACK: {
+		struct o2_putack_msg *m = body;
+
+		if (len < sizeof(*m))
+			return -EPROTO;
+		if (flip) {
+			m->src_cookie = swab64(m->src_cookie);
+			m->dst_cookie = swab64(m->dst_cookie);
+		}
+		return o2_rd_unpack(&m->rd, len - offsetof(typeof(*m), rd),
+				    flip, max_frags, max_nob, rd_nob);
+	}
+	case O2_MSG_GET_REQ: {
+		struct o2_get_msg *m = body;
+
+		if (len < sizeof(*m))
+			return -EPROTO;
+		if (flip)
+			m->cookie = swab64(m->cookie);
+		return o2_rd_unpack(&m->rd, len - offsetof(typeof(*m), rd),
+				    flip, max_frags, max_nob, rd_nob);
+	}
+	case O2_MSG_PUT_NAK:
+	case O2_MSG_PUT_DONE:
+	case O2_MSG_GET_DONE: {
+		struct o2_completion_msg *m = body;
+
+		if (len < sizeof(*m))
+			return -EPROTO;
+		if (flip) {
+			m->cookie = swab64(m->cookie);
+			m->status = swab32(m->status);
+		}
+		return 0;
+	}
+	default:
+		return -EPROTO;
+	}
+}

@@ -197,6 +197,59 @@ struct o2_ping_info {
 	struct o2_ping_ni ni[];
 } __packed;
 
+/* the selftest (brw) service's portal */
+#define O2_BRW_PORTAL		51
+/* largest payload carried inline by an IMMEDIATE message */
+#define O2_MAX_IMMEDIATE	(O2_MAX_MSG_SIZE - 48 - 72)
+
+/**
+ * struct o2_rdma_frag - one fragment of an RDMA descriptor (12 bytes)
+ * @nob: bytes
+ * @addr: remote address
+ */
+struct o2_rdma_frag {
+	u32 nob;
+	u64 addr;
+} __packed;
+
+/**
+ * struct o2_rdma_desc - o2iblnd v2 RDMA descriptor (8 + 12 * nfrags)
+ * @key: rkey of the memory
+ * @nfrags: fragments that follow
+ * @frags: the fragments
+ */
+struct o2_rdma_desc {
+	u32 key;
+	u32 nfrags;
+	struct o2_rdma_frag frags[];
+} __packed;
+
+/* PUT_REQ body: the LNet PUT header and the sender's cookie (80 bytes) */
+struct o2_putreq_msg {
+	struct o2_lnet_hdr hdr;
+	u64 cookie;
+} __packed;
+
+/* PUT_ACK body: both cookies and the sink's descriptor (24 + 12n) */
+struct o2_putack_msg {
+	u64 src_cookie;
+	u64 dst_cookie;
+	struct o2_rdma_desc rd;
+} __packed;
+
+/* GET_REQ body: the LNet GET header, cookie, the sink (88 + 12n) */
+struct o2_get_msg {
+	struct o2_lnet_hdr hdr;
+	u64 cookie;
+	struct o2_rdma_desc rd;
+} __packed;
+
+/* PUT_NAK, PUT_DONE, GET_DONE body (12 bytes) */
+struct o2_completion_msg {
+	u64 cookie;
+	s32 status;
+} __packed;
+
 static inline void o2_wire_size_checks(void)
 {
 	BUILD_BUG_ON(sizeof(struct o2_msg_hdr) != 48);
@@ -205,6 +258,12 @@ static inline void o2_wire_size_checks(void)
 	BUILD_BUG_ON(sizeof(struct o2_lnet_hdr) != 72);
 	BUILD_BUG_ON(sizeof(struct o2_ping_info) != 16);
 	BUILD_BUG_ON(sizeof(struct o2_ping_ni) != 16);
+	BUILD_BUG_ON(sizeof(struct o2_rdma_frag) != 12);
+	BUILD_BUG_ON(sizeof(struct o2_putreq_msg) != 80);
+	BUILD_BUG_ON(sizeof(struct o2_putack_msg) != 24);
+	BUILD_BUG_ON(sizeof(struct o2_get_msg) != 88);
+	BUILD_BUG_ON(sizeof(struct o2_completion_msg) != 12);
+	BUILD_BUG_ON(O2_MAX_IMMEDIATE != 3976);
 }
 
 /**
@@ -237,6 +296,8 @@ u8 o2_connparams_check(const struct o2_connparams *peer,
 		       const struct o2_connparams *ours);
 bool o2_race_we_win(u64 our_nid, u64 peer_nid);
 u8 o2_credits_return(int outstanding);
+int o2_bulk_body_unpack(u8 type, void *body, u32 len, bool flip,
+			u32 max_frags, u32 max_nob, u32 *rd_nob);
 int o2_credits_grant(int credits, int grant, int queue_depth);
 
 #endif /* _O2LND_WIRE_H */

@@ -257,6 +257,10 @@ if [[ "$KERNELS" != 0 ]]; then
 	# O2_TIMEOUT_SCALE > 1)
 	DEBUG_DEFAULT+=':CreditsVeth.LateSendCompletionsNeverCompleteEarly'
 	DEBUG_DEFAULT+=':CreditsVeth.CreditsFloodBothWaysKeepsInvariants'
+	# bulk: every size boundary both ways, and a dropped bulk message
+	# (MRs recovered, nothing leaked)
+	DEBUG_DEFAULT+=':BulkVeth.EveryBoundarySizeArrivesIntactBothWays'
+	DEBUG_DEFAULT+=':BulkVeth.DroppedBulkMessageFailsCleanly'
 	DFILTER=${O2_DEBUG_FILTER:-${FILTER:-$DEBUG_DEFAULT}}
 	stage 9 "integration scenarios on the debug kernel, kmemleak after each (filter $DFILTER)"
 	if [[ -n "${MDIR[debug]:-}" && -x "$ITEST" ]]; then

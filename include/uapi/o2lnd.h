@@ -23,7 +23,7 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-#define O2LND_ABI_VERSION	3
+#define O2LND_ABI_VERSION	4
 #define O2LND_DEV_NAME		"o2lnd"		/* /dev/o2lnd */
 
 /* LNet network types (lnd types) used in NIDs */
@@ -162,6 +162,18 @@ struct o2lnd_ioc_ping {
  * @keepalives: out: keepalive NOOPs sent
  * @early_replies: out: replies that arrived before the Send completion of
  *	their request (the request completed only after both)
+ * @max_immediate: out: largest payload sent inline (IMMEDIATE); larger
+ *	ones go by RDMA (PUT_REQ/PUT_ACK/PUT_DONE, GET_REQ/GET_DONE)
+ * @max_frags: out: RDMA fragments offered at connect
+ * @mr_pool_size: out: fast-registration MRs of the NI's device
+ * @mr_pool_used: out: of them, in use
+ * @mr_max_pages: out: pages one MR maps (from the device limits)
+ * @cksum: out: tunable: message checksums on
+ * @mr_recovered: out: MRs destroyed and replaced because their
+ *	invalidation failed (never reused while possibly valid)
+ * @rdma_bytes: out: payload bytes moved by RDMA write
+ * @bulk_errors: out: bulk transfers failed (refused descriptor, NAK,
+ *	RDMA error, verification)
  */
 struct o2lnd_ioc_net {
 	struct o2lnd_ioc_hdr hdr;
@@ -204,6 +216,15 @@ struct o2lnd_ioc_net {
 	__u64 tx_no_credit_drops;
 	__u64 keepalives;
 	__u64 early_replies;
+	__u32 max_immediate;
+	__u32 max_frags;
+	__u32 mr_pool_size;
+	__u32 mr_pool_used;
+	__u32 mr_max_pages;
+	__u32 cksum;
+	__u64 mr_recovered;
+	__u64 rdma_bytes;
+	__u64 bulk_errors;
 };
 
 /*
@@ -473,6 +494,9 @@ struct o2lnd_ioc_peer_close {
  *                before they are checked
  *   SEND_DELAY   Send completions are handled @delay_ms late (late Send
  *                completions)
+ *   INV_FAIL     the local invalidation of a fast-registration MR is
+ *                taken as failed (as if flushed): the MR must be
+ *                destroyed and replaced, never reused (@arg 0)
  */
 #define O2LND_FAULT_CM_DROP	1
 #define O2LND_FAULT_CM_DELAY	2
@@ -481,7 +505,8 @@ struct o2lnd_ioc_peer_close {
 #define O2LND_FAULT_MSG_DROP	5
 #define O2LND_FAULT_MSG_CORRUPT	6
 #define O2LND_FAULT_SEND_DELAY	7
-#define O2LND_FAULT_MAX		7
+#define O2LND_FAULT_INV_FAIL	8
+#define O2LND_FAULT_MAX		8
 
 #define O2LND_FAULT_MAX_RULES	32
 #define O2LND_FAULT_MAX_DELAY_MS	10000
@@ -539,6 +564,49 @@ struct o2lnd_ioc_fault {
 	__u32 pad;
 };
 
+/* O2LND_IOC_BRW operations */
+#define O2LND_BRW_WRITE		1	/* PUT @size bytes to the peer's sink */
+#define O2LND_BRW_READ		2	/* GET @size bytes from the peer */
+#define O2LND_BRW_MAX_SIZE	(1U << 20)
+#define O2LND_BRW_F_CHECK	0x1	/* fill and verify a pattern */
+
+/**
+ * struct o2lnd_ioc_brw - O2LND_IOC_BRW: one bulk RPC of the selftest
+ *	service, in the spirit of lnet_selftest's brw
+ * @hdr: header
+ * @nid: in: the peer (an o2ib NID; its o2lnd serves the selftest portal)
+ * @src_nid: in: local NID to send from, or O2LND_NID_ANY
+ * @op: in: O2LND_BRW_WRITE or O2LND_BRW_READ
+ * @size: in: payload bytes, 0..O2LND_BRW_MAX_SIZE
+ * @timeout_ms: in: 1..O2LND_PING_TIMEOUT_MAX_MS; 0 means the default
+ * @flags: in: O2LND_BRW_F_CHECK or 0
+ * @seed: in: pattern seed (with O2LND_BRW_F_CHECK)
+ * @rtt_ns: out: time from send to completion
+ * @rdma: out: 1 if the payload went by RDMA, 0 if inline
+ * @pad: in: 0
+ *
+ * A write sends an LNet PUT that the peer checks and acknowledges (LNet
+ * ACK); a read sends an LNet GET whose REPLY the peer fills.  Payloads
+ * above the NI's max_immediate go by RDMA write from the side holding the
+ * data, into memory registered with fast registration (FRWR).  Returns
+ * 0; -EBADMSG when the pattern did not verify (at either end); -ETIMEDOUT;
+ * -EHOSTUNREACH; -EPROTO (malformed reply); -ENOMEM; -EINVAL for bad
+ * arguments.
+ */
+struct o2lnd_ioc_brw {
+	struct o2lnd_ioc_hdr hdr;
+	__u64 nid;
+	__u64 src_nid;
+	__u32 op;
+	__u32 size;
+	__u32 timeout_ms;
+	__u32 flags;
+	__u64 seed;
+	__u64 rtt_ns;
+	__u32 rdma;
+	__u32 pad;
+};
+
 #define O2LND_IOC_MAGIC		0xb2
 
 #define O2LND_IOC_VERSION	_IOWR(O2LND_IOC_MAGIC, 1, struct o2lnd_ioc_version)
@@ -551,5 +619,6 @@ struct o2lnd_ioc_fault {
 #define O2LND_IOC_FAULT_ADD	_IOWR(O2LND_IOC_MAGIC, 7, struct o2lnd_ioc_fault)
 #define O2LND_IOC_FAULT_DEL	_IOWR(O2LND_IOC_MAGIC, 8, struct o2lnd_ioc_fault)
 #define O2LND_IOC_FAULT_LIST	_IOWR(O2LND_IOC_MAGIC, 9, struct o2lnd_ioc_fault)
+#define O2LND_IOC_BRW		_IOWR(O2LND_IOC_MAGIC, 10, struct o2lnd_ioc_brw)
 
 #endif /* _UAPI_O2LND_H */

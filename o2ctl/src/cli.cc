@@ -614,78 +614,171 @@ int run_fault_list(Env& env, const Opts& opts, const Positional& positional) {
 }
 
 // --- selftest ---------------------------------------------------------------
-// Modes are commands of the "selftest" group: "o2ctl selftest" lists them,
-// and an unknown one ("brw", not yet) is a usage error that lists them.
+// Modes are commands of the "selftest" group: "o2ctl selftest" lists them
+// (ping, brw), and an unknown one is a usage error that lists them.  Both
+// share the options below, the workers (selftest::run_rpcs) and the report.
 
 constexpr Option kSelftestPingOptions[] = {
     {"--from", "", true},  {"--concurrency", "", true}, {"--duration", "", true},
     {"--count", "", true}, {"--timeout", "", true},     {"--yaml", "-y", false},
 };
 
-int run_selftest_ping(Env& env, const Opts& opts, const Positional& positional) {
-  constexpr std::string_view kCmd = "selftest ping";
+constexpr Option kSelftestBrwOptions[] = {
+    {"--from", "", true},  {"--concurrency", "", true}, {"--duration", "", true},
+    {"--count", "", true}, {"--timeout", "", true},     {"--yaml", "-y", false},
+    {"--size", "", true},  {"--check", "", false},      {"--seed", "", true},
+};
+
+// The NIDs and the options common to every mode, into `config`; false after
+// a usage error.
+bool parse_selftest_common(Env& env, std::string_view cmd, const Opts& opts,
+                           std::span<const std::string_view> nids, selftest::RunConfig& config) {
   namespace st = selftest;
-  if (positional.empty()) {
-    return usage_error(env, kCmd, "expected at least one NID");
+  if (nids.empty()) {
+    usage_error(env, cmd, "expected at least one NID");
+    return false;
   }
-  st::PingConfig config;
-  for (std::string_view text : positional) {
+  for (std::string_view text : nids) {
     auto nid = parse_nid_arg(env, text);
     if (!nid) {
-      return kExitUsage;
+      return false;
     }
     config.peers.push_back(*nid);
   }
   bool bad = false;
   config.source = nid_option(env, opts, "--from", bad);
   if (bad) {
-    return kExitUsage;
+    return false;
   }
-  if (!uint_option(env, kCmd, opts, "--concurrency", st::kMinConcurrency, st::kMaxConcurrency,
+  if (!uint_option(env, cmd, opts, "--concurrency", st::kMinConcurrency, st::kMaxConcurrency,
                    config.concurrency)) {
-    return kExitUsage;
+    return false;
   }
   if (opts.contains("--duration") && opts.contains("--count")) {
-    return usage_error(env, kCmd, "--duration and --count exclude each other");
+    usage_error(env, cmd, "--duration and --count exclude each other");
+    return false;
   }
   if (auto it = opts.find("--duration"); it != opts.end()) {
     auto d = parse_seconds(it->second, st::kMinDuration, st::kMaxDuration);
     if (!d) {
-      return usage_error(
-          env, kCmd, "invalid --duration '" + std::string(it->second) + "': " + d.error().message);
+      usage_error(env, cmd,
+                  "invalid --duration '" + std::string(it->second) + "': " + d.error().message);
+      return false;
     }
     config.duration = *d;
   }
   if (opts.contains("--count")) {
     std::uint32_t count = 0;
-    if (!uint_option(env, kCmd, opts, "--count", 1, UINT32_MAX, count)) {
-      return kExitUsage;
+    if (!uint_option(env, cmd, opts, "--count", 1, UINT32_MAX, count)) {
+      return false;
     }
     config.count = count;
   }
   std::uint32_t timeout_ms = 0;
-  if (!uint_option(env, kCmd, opts, "--timeout", 1, O2LND_PING_TIMEOUT_MAX_MS, timeout_ms)) {
-    return kExitUsage;
+  if (!uint_option(env, cmd, opts, "--timeout", 1, O2LND_PING_TIMEOUT_MAX_MS, timeout_ms)) {
+    return false;
   }
   config.timeout = std::chrono::milliseconds(timeout_ms);
+  return true;
+}
 
+// Runs the RPCs and prints the report; exit 0 when every RPC succeeded.
+int run_selftest(Env& env, std::string_view cmd, const Opts& opts,
+                 const selftest::RunConfig& config, const selftest::RpcFn& rpc) {
+  namespace st = selftest;
+  st::PingReport report = st::run_rpcs(config, rpc);
+  env.out << (opts.contains("--yaml") ? st::format_yaml(report) : st::format_text(report));
+  if (report.fatal_errnum != 0) {
+    env.err << "o2ctl: " << cmd << ": stopped: " << (config.brw ? "brw" : "ping") << " of "
+            << report.fatal_peer.str() << " failed with " << std::strerror(report.fatal_errnum)
+            << ", which no retry can cure\n";
+  }
+  return report.errors.total == 0 ? kExitOk : kExitFailure;
+}
+
+int run_selftest_ping(Env& env, const Opts& opts, const Positional& positional) {
+  constexpr std::string_view kCmd = "selftest ping";
+  namespace st = selftest;
+  st::RunConfig config;
+  if (!parse_selftest_common(env, kCmd, opts, positional, config)) {
+    return kExitUsage;
+  }
   auto dev = open_device(env);
   if (!dev) {
     return kExitFailure;
   }
-  auto ping = [&dev = *dev, &config](o2lnd::Nid nid) {
+  auto ping = [&dev = *dev, &config](o2lnd::Nid nid, std::uint64_t /*ticket*/) {
     // One NID back is enough: the reply is not shown.
     auto r = dev.ping(nid, config.timeout, config.source, 1);
-    return r ? st::PingOutcome{0, r->rtt} : st::PingOutcome{r.error().errnum, {}};
+    return r ? st::RpcOutcome{0, r->rtt} : st::RpcOutcome{r.error().errnum, {}};
   };
-  st::PingReport report = st::run_ping(config, ping);
-  env.out << (opts.contains("--yaml") ? st::format_yaml(report) : st::format_text(report));
-  if (report.fatal_errnum != 0) {
-    env.err << "o2ctl: " << kCmd << ": stopped: ping of " << report.fatal_peer.str()
-            << " failed with " << std::strerror(report.fatal_errnum)
-            << ", which no retry can cure\n";
+  return run_selftest(env, kCmd, opts, config, ping);
+}
+
+int run_selftest_brw(Env& env, const Opts& opts, const Positional& positional) {
+  constexpr std::string_view kCmd = "selftest brw";
+  namespace st = selftest;
+  if (positional.empty()) {
+    return usage_error(env, kCmd, "expected write or read, then at least one NID");
   }
-  return report.errors.total == 0 ? kExitOk : kExitFailure;
+  st::BrwParams brw;
+  if (positional[0] == "write") {
+    brw.op = O2LND_BRW_WRITE;
+  } else if (positional[0] == "read") {
+    brw.op = O2LND_BRW_READ;
+  } else {
+    return usage_error(
+        env, kCmd,
+        "unknown operation '" + std::string(positional[0]) + "' (expected write or read)");
+  }
+  auto size_it = opts.find("--size");
+  if (size_it == opts.end()) {
+    return usage_error(env, kCmd, "--size is required");
+  }
+  auto size = st::parse_size(size_it->second);
+  if (!size) {
+    return usage_error(
+        env, kCmd,
+        "invalid --size '" + std::string(size_it->second) + "': " + size.error().message);
+  }
+  brw.size = *size;
+  brw.check = opts.contains("--check");
+  if (auto it = opts.find("--seed"); it != opts.end()) {
+    std::uint64_t seed = 0;
+    bool ok = !it->second.empty() && it->second.size() <= 19;
+    for (char c : it->second) {
+      ok = ok && c >= '0' && c <= '9';
+      seed = seed * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    if (!ok) {
+      return usage_error(env, kCmd,
+                         "invalid --seed '" + std::string(it->second) +
+                             "': not a number (0..9999999999999999999)");
+    }
+    brw.seed = seed;
+  }
+  st::RunConfig config;
+  config.brw = brw;
+  if (!parse_selftest_common(env, kCmd, opts, std::span(positional).subspan(1), config)) {
+    return kExitUsage;
+  }
+  auto dev = open_device(env);
+  if (!dev) {
+    return kExitFailure;
+  }
+  auto rpc = [&dev = *dev, &config, brw](o2lnd::Nid nid, std::uint64_t ticket) {
+    o2lnd::BrwRequest req;
+    req.nid = nid;
+    req.source = config.source;
+    req.op = brw.op;
+    req.size = brw.size;
+    req.timeout = config.timeout;
+    req.check = brw.check;
+    req.seed = brw.seed + ticket;
+    auto r = dev.brw(req);
+    return r ? st::RpcOutcome{0, r->rtt, r->rdma} : st::RpcOutcome{r.error().errnum, {}};
+  };
+  return run_selftest(env, kCmd, opts, config, rpc);
 }
 
 // --- version --------------------------------------------------------------
@@ -739,15 +832,17 @@ constexpr Command kCommands[] = {
      kPingOptions, run_ping},
     {"net show", "[-v] [--net NET] [-t]", "local NIs as YAML, like 'lnetctl net show'",
      "  -v, --verbose     add statistics (incl. tx_timeouts, queue_full_drops,\n"
-     "                    keepalives, early_replies), tunables (incl.\n"
-     "                    peercredits_hiw, concurrent_sends, ntx, keepalive),\n"
-     "                    tx_credits (max, available, min, queued) and RDMA\n"
+     "                    keepalives, early_replies, rdma_bytes, bulk_errors),\n"
+     "                    tunables (incl. peercredits_hiw, concurrent_sends,\n"
+     "                    ntx, keepalive), tx_credits (max, available, min,\n"
+     "                    queued), bulk (max_immediate, max_frags, cksum,\n"
+     "                    mr_pool: size, used, max_pages, recovered) and RDMA\n"
      "                    details (incl. tx_live)\n"
      "      --net NET     only the NIs of network NET (e.g. o2ib0)\n"
      "  -t, --table       a table instead of YAML, one row per NI: NET NID STATUS\n"
      "                    IFACE DEVICE PEERS CONNS EST CRED (tx credits\n"
      "                    available/max) MIN Q (waiting for a credit) TXS\n"
-     "                    (txs live/ntx)\n",
+     "                    (txs live/ntx) MRS (MR pool used/size)\n",
      kListOptions, run_net_show},
     {"peer show", "[NID] [--net NET] [-v] [-t]", "peers of the local NIs as YAML",
      "Lists every peer of every o2ib NI (one entry per NI that knows it):\n"
@@ -812,6 +907,9 @@ constexpr Command kCommands[] = {
      "  msg-drop TYPE      drop received messages of TYPE (credits still count)\n"
      "  msg-corrupt TYPE   flip a byte of received messages of TYPE\n"
      "  send-delay         handle Send completions --delay MS late\n"
+     "  inv-fail           take the local invalidation of a fast-registration MR\n"
+     "                     as failed: the MR is destroyed and replaced (net show\n"
+     "                     -v: bulk.mr_pool.recovered)\n"
      "\n"
      "EVENT: addr_resolved addr_error route_resolved route_error connect_request\n"
      "  connect_response connect_error unreachable rejected established\n"
@@ -876,7 +974,7 @@ constexpr Command kCommands[] = {
      "error), refused (connection refused, no route) and other.  Stops at once\n"
      "on an error no retry can cure (invalid argument, permission denied).\n"
      "Exits 0 when every ping was answered, 1 otherwise (the report is printed\n"
-     "either way).  The only mode is ping.\n"
+     "either way).  See also 'selftest brw'.\n"
      "\n"
      "      --from NID        the local NID to send from (default: the module picks)\n"
      "      --concurrency N   threads pinging at once, 1..256 (default 8)\n"
@@ -885,6 +983,32 @@ constexpr Command kCommands[] = {
      "      --timeout MS      per ping, 1..600000 ms (default: the module's, 5 s)\n"
      "  -y, --yaml            the report as YAML ('selftest:' ...)\n",
      kSelftestPingOptions, run_selftest_ping},
+    {"selftest brw",
+     "write|read NID [NID...] --size SIZE [--check] [--seed N] [--from NID] [--concurrency N] "
+     "[--duration S | --count N] [--timeout MS] [-y]",
+     "bulk read/write load test of peers, like lnet_selftest's brw",
+     "Runs N threads that each make bulk RPCs back to back, round-robin over the\n"
+     "NIDs: a write PUTs SIZE bytes to the peer's selftest service, which\n"
+     "acknowledges it; a read GETs SIZE bytes from it.  Payloads above the NI's\n"
+     "max_immediate go by RDMA ('net show -v', bulk).  Reports as 'selftest\n"
+     "ping' does, plus MiB/s (answered RPCs x SIZE / 2^20 / s), rdma rpcs (how\n"
+     "many went by RDMA) and, among the brw errors, verify (the pattern did not\n"
+     "verify at either end: EBADMSG).  Exits 0 when every RPC succeeded.\n"
+     "\n"
+     "  write|read            PUT to the peer, or GET from it\n"
+     "      --size SIZE       bytes per RPC, 0..1M; suffixes K, M, KiB, MiB\n"
+     "                        (binary: 64K = 65536) (required)\n"
+     "      --check           fill the payload with a pattern and verify it at\n"
+     "                        the receiving end\n"
+     "      --seed N          the pattern's seed: RPC number i uses N + i (default 0)\n"
+     "      --from NID        the local NID to send from (default: the module picks)\n"
+     "      --concurrency N   RPCs in flight, 1..256 (default 8)\n"
+     "      --duration S      seconds to run, 0.1..3600 (default 10)\n"
+     "      --count N         stop after N RPCs in all (instead of --duration)\n"
+     "      --timeout MS      per RPC, 1..600000 ms (default: the module's, 5 s)\n"
+     "  -y, --yaml            the report as YAML ('selftest:' with mode brw, op,\n"
+     "                        size, check, seed, mib_per_s, rdma_rpcs, ...)\n",
+     kSelftestBrwOptions, run_selftest_brw},
     {"version",
      "",
      "versions of o2ctl, its ABI and the o2lnd module",

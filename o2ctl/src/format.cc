@@ -69,6 +69,7 @@ constexpr int kNetField = 6;     // "      local NI(s):"
 constexpr int kNiItem = 8;       // "        - nid: ..."
 constexpr int kNiField = 10;     // "          status: up"
 constexpr int kNiSubField = 14;  // "              0: eth0"
+constexpr int kNiSubSub = 18;    // "                  size: 64" (bulk.mr_pool)
 
 void format_ni(Yaml& y, const o2lnd::NetInfo& ni, bool verbose) {
   y.line(kNiItem, "- nid: " + yaml_scalar(ni.nid.str()));
@@ -91,6 +92,8 @@ void format_ni(Yaml& y, const o2lnd::NetInfo& ni, bool verbose) {
   y.kv(kNiSubField, "queue_full_drops", ni.queue_full_drops);
   y.kv(kNiSubField, "keepalives", ni.keepalives);
   y.kv(kNiSubField, "early_replies", ni.early_replies);
+  y.kv(kNiSubField, "rdma_bytes", ni.rdma_bytes);
+  y.kv(kNiSubField, "bulk_errors", ni.bulk_errors);
   y.line(kNiField, "tunables:");
   y.kv(kNiSubField, "peer_timeout", ni.timeout_s);
   y.kv(kNiSubField, "peer_credits", ni.peer_credits);
@@ -105,6 +108,15 @@ void format_ni(Yaml& y, const o2lnd::NetInfo& ni, bool verbose) {
   y.kv(kNiSubField, "available", ni.tx_credits);
   y.kv(kNiSubField, "min", ni.tx_credits_min);
   y.kv(kNiSubField, "queued", ni.tx_queued);
+  y.line(kNiField, "bulk:");
+  y.kv(kNiSubField, "max_immediate", ni.max_immediate);
+  y.kv(kNiSubField, "max_frags", ni.max_frags);
+  y.kv(kNiSubField, "cksum", ni.cksum);
+  y.line(kNiSubField, "mr_pool:");
+  y.kv(kNiSubSub, "size", ni.mr_pool_size);
+  y.kv(kNiSubSub, "used", ni.mr_pool_used);
+  y.kv(kNiSubSub, "max_pages", ni.mr_max_pages);
+  y.kv(kNiSubSub, "recovered", ni.mr_recovered);
   y.line(kNiField, "lnd details:");
   if (!ni.devname.empty()) {
     y.kv(kNiSubField, "rdma device", ni.devname);
@@ -412,13 +424,13 @@ std::string format_stats(const std::vector<o2lnd::NetInfo>& nis,
 
 std::string table_net_show(const std::vector<o2lnd::NetInfo>& nis) {
   Table t({"NET", "NID", "STATUS", "IFACE", "DEVICE", "PEERS", "CONNS", "EST", "CRED", "MIN", "Q",
-           "TXS"},
-          {false, false, false, false, false, true, true, true, true, true, true, true});
+           "TXS", "MRS"},
+          {false, false, false, false, false, true, true, true, true, true, true, true, true});
   for (const auto& ni : nis) {
     t.row({dash_if_empty(ni.net), ni.nid.str(), std::string(o2lnd::status_name(ni.status)),
            dash_if_empty(ni.ifname), dash_if_empty(ni.devname), num(ni.npeers), num(ni.nconns),
            num(ni.nconns_established), ratio(ni.tx_credits, ni.credits), num(ni.tx_credits_min),
-           num(ni.tx_queued), ratio(ni.tx_live, ni.ntx)});
+           num(ni.tx_queued), ratio(ni.tx_live, ni.ntx), ratio(ni.mr_pool_used, ni.mr_pool_size)});
   }
   return t.str();
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -16,7 +17,9 @@
 #include <vector>
 
 #include "o2ctl/format.h"
+#include "o2lnd/device.h"
 #include "o2lnd/nid.h"
+#include "o2lnd/result.h"
 
 namespace o2ctl::selftest {
 namespace {
@@ -26,8 +29,10 @@ using Clock = std::chrono::steady_clock;
 constexpr std::uint64_t kNsPerUs = 1000;
 constexpr double kP50 = 50;
 constexpr double kP99 = 99;
-// LNet messages per ping: the GET and its REPLY.
+// LNet messages per RPC: the GET and its REPLY (ping, brw read), the PUT
+// and its ACK (brw write).
 constexpr double kMessagesPerPing = 2;
+constexpr double kBytesPerMiB = 1024.0 * 1024.0;
 
 // What one worker saw.
 struct WorkerResult {
@@ -35,6 +40,7 @@ struct WorkerResult {
   std::vector<std::uint64_t> wall_ns;
   ErrorCounts errors;
   std::uint64_t rpcs = 0;
+  std::uint64_t rdma = 0;
 };
 
 std::vector<std::uint64_t> to_us(const std::vector<std::uint64_t>& ns) {
@@ -101,6 +107,8 @@ ErrorClass classify(int errnum) {
     case EHOSTUNREACH:
     case ENETUNREACH:
       return ErrorClass::kRefused;
+    case EBADMSG:
+      return ErrorClass::kVerify;
     default:
       return ErrorClass::kOther;
   }
@@ -116,6 +124,8 @@ std::string_view class_name(ErrorClass c) {
       return "refused";
     case ErrorClass::kOther:
       return "other";
+    case ErrorClass::kVerify:
+      return "verify";
   }
   return "other";
 }
@@ -151,6 +161,9 @@ void ErrorCounts::add(int errnum) {
     case ErrorClass::kOther:
       ++other;
       break;
+    case ErrorClass::kVerify:
+      ++verify;
+      break;
   }
 }
 
@@ -160,9 +173,14 @@ void ErrorCounts::merge(const ErrorCounts& o) {
   dropped += o.dropped;
   refused += o.refused;
   other += o.other;
+  verify += o.verify;
 }
 
 PingReport run_ping(const PingConfig& config, const PingFn& ping) {
+  return run_rpcs(config, [&ping](o2lnd::Nid nid, std::uint64_t /*ticket*/) { return ping(nid); });
+}
+
+PingReport run_rpcs(const RunConfig& config, const RpcFn& rpc) {
   PingReport report;
   report.config = config;
   if (config.peers.empty() || config.concurrency == 0) {
@@ -183,7 +201,7 @@ PingReport run_ping(const PingConfig& config, const PingFn& ping) {
       }
       o2lnd::Nid peer = config.peers[ticket % config.peers.size()];
       auto t0 = Clock::now();
-      PingOutcome outcome = ping(peer);
+      RpcOutcome outcome = rpc(peer, ticket);
       auto wall = Clock::now() - t0;
       ++mine.rpcs;
       if (outcome.errnum == 0) {
@@ -191,6 +209,7 @@ PingReport run_ping(const PingConfig& config, const PingFn& ping) {
             0, std::chrono::duration_cast<std::chrono::nanoseconds>(outcome.rtt).count())));
         mine.wall_ns.push_back(static_cast<std::uint64_t>(
             std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count()));
+        mine.rdma += outcome.rdma ? 1 : 0;
         continue;
       }
       mine.errors.add(outcome.errnum);
@@ -218,6 +237,7 @@ PingReport run_ping(const PingConfig& config, const PingFn& ping) {
   for (auto& r : results) {
     report.rpcs += r.rpcs;
     report.errors.merge(r.errors);
+    report.rdma_rpcs += r.rdma;
     rtt.insert(rtt.end(), r.rtt_ns.begin(), r.rtt_ns.end());
     wall.insert(wall.end(), r.wall_ns.begin(), r.wall_ns.end());
     r = WorkerResult{};  // free as we go
@@ -228,8 +248,44 @@ PingReport run_ping(const PingConfig& config, const PingFn& ping) {
   if (report.elapsed_s > 0) {
     report.rpc_per_s = static_cast<double>(report.rpcs) / report.elapsed_s;
     report.msg_per_s = kMessagesPerPing * static_cast<double>(report.ok) / report.elapsed_s;
+    if (config.brw) {
+      report.mib_per_s = static_cast<double>(report.ok) * static_cast<double>(config.brw->size) /
+                         kBytesPerMiB / report.elapsed_s;
+    }
   }
   return report;
+}
+
+o2lnd::Result<std::uint32_t> parse_size(std::string_view text) {
+  auto invalid = [](std::string why) { return o2lnd::Error{EINVAL, std::move(why)}; };
+  std::size_t i = 0;
+  std::uint64_t value = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    value = value * 10 + static_cast<std::uint64_t>(text[i] - '0');
+    if (value > O2LND_BRW_MAX_SIZE) {
+      return invalid("too large (at most 1M = " + std::to_string(O2LND_BRW_MAX_SIZE) + " bytes)");
+    }
+  }
+  if (i == 0) {
+    return invalid("not a size (bytes, or with K, M, KiB, MiB)");
+  }
+  std::string suffix;
+  for (char c : text.substr(i)) {
+    suffix += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  std::uint64_t scale = 1;
+  if (suffix == "k" || suffix == "kib") {
+    scale = 1024;
+  } else if (suffix == "m" || suffix == "mib") {
+    scale = 1024 * 1024;
+  } else if (!suffix.empty()) {
+    return invalid("unknown unit '" + std::string(text.substr(i)) + "' (K, M, KiB or MiB)");
+  }
+  value *= scale;
+  if (value > O2LND_BRW_MAX_SIZE) {
+    return invalid("too large (at most 1M = " + std::to_string(O2LND_BRW_MAX_SIZE) + " bytes)");
+  }
+  return static_cast<std::uint32_t>(value);
 }
 
 std::string format_text(const PingReport& r) {
@@ -237,8 +293,13 @@ std::string format_text(const PingReport& r) {
   for (const auto& p : r.config.peers) {
     peers += (peers.empty() ? "" : " ") + p.str();
   }
+  const auto& brw = r.config.brw;
   std::string out;
-  out += "selftest ping: " + std::to_string(r.config.peers.size()) +
+  out += "selftest " +
+         (brw ? "brw " + o2lnd::brw_op_name(brw->op) + ", size " + std::to_string(brw->size) +
+                    (brw->check ? ", check" : "") + ","
+              : std::string("ping:")) +
+         " " + std::to_string(r.config.peers.size()) +
          (r.config.peers.size() == 1 ? " peer" : " peers") + ", concurrency " +
          std::to_string(r.config.concurrency) + ", " + fixed(r.elapsed_s, 3) + " s\n";
   out += "  peers:            " + peers + "\n";
@@ -246,12 +307,21 @@ std::string format_text(const PingReport& r) {
   out += "  rpcs:             " + std::to_string(r.rpcs) + "\n";
   out += "  rpc/s:            " + fixed(r.rpc_per_s, 1) + "\n";
   out += "  msg/s:            " + fixed(r.msg_per_s, 1) + "\n";
+  if (brw) {
+    out += "  MiB/s:            " + fixed(r.mib_per_s, 1) + "\n";
+    out += "  rdma rpcs:        " + std::to_string(r.rdma_rpcs) + "\n";
+  }
   out += "  latency us:       " + summary_line(r.latency_us) + "\n";
   out += "  wall latency us:  " + summary_line(r.wall_latency_us) + "\n";
-  out += "  ping errors:      " + std::to_string(r.errors.total) + " (expired " +
-         std::to_string(r.errors.expired) + ", dropped " + std::to_string(r.errors.dropped) +
-         ", refused " + std::to_string(r.errors.refused) + ", other " +
-         std::to_string(r.errors.other) + ")\n";
+  // A ping has no verify class: an EBADMSG there counts as other.
+  out += std::string(brw ? "  brw errors:       " : "  ping errors:      ") +
+         std::to_string(r.errors.total) + " (expired " + std::to_string(r.errors.expired) +
+         ", dropped " + std::to_string(r.errors.dropped) + ", refused " +
+         std::to_string(r.errors.refused) +
+         (brw ? ", verify " + std::to_string(r.errors.verify) + ", other " +
+                    std::to_string(r.errors.other)
+              : ", other " + std::to_string(r.errors.other + r.errors.verify)) +
+         ")\n";
   return out;
 }
 
@@ -269,7 +339,14 @@ std::string format_yaml(const PingReport& r) {
     kv(kSub, "p99", std::to_string(s.p99));
     kv(kSub, "max", std::to_string(s.max));
   };
-  kv(kField, "mode", "ping");
+  const auto& brw = r.config.brw;
+  kv(kField, "mode", brw ? "brw" : "ping");
+  if (brw) {
+    kv(kField, "op", o2lnd::brw_op_name(brw->op));
+    kv(kField, "size", std::to_string(brw->size));
+    kv(kField, "check", brw->check ? "true" : "false");
+    kv(kField, "seed", std::to_string(brw->seed));
+  }
   if (r.config.peers.empty()) {
     kv(kField, "peers", "[]");
   } else {
@@ -285,6 +362,10 @@ std::string format_yaml(const PingReport& r) {
   kv(kField, "rpcs", std::to_string(r.rpcs));
   kv(kField, "rpc_per_s", fixed(r.rpc_per_s, 1));
   kv(kField, "msg_per_s", fixed(r.msg_per_s, 1));
+  if (brw) {
+    kv(kField, "mib_per_s", fixed(r.mib_per_s, 1));
+    kv(kField, "rdma_rpcs", std::to_string(r.rdma_rpcs));
+  }
   summary("latency_us", r.latency_us);
   summary("wall_latency_us", r.wall_latency_us);
   out += std::string(kField) + "errors:\n";
@@ -292,7 +373,12 @@ std::string format_yaml(const PingReport& r) {
   kv(kSub, "expired", std::to_string(r.errors.expired));
   kv(kSub, "dropped", std::to_string(r.errors.dropped));
   kv(kSub, "refused", std::to_string(r.errors.refused));
-  kv(kSub, "other", std::to_string(r.errors.other));
+  if (brw) {
+    kv(kSub, "verify", std::to_string(r.errors.verify));
+    kv(kSub, "other", std::to_string(r.errors.other));
+  } else {
+    kv(kSub, "other", std::to_string(r.errors.other + r.errors.verify));
+  }
   return out;
 }
 

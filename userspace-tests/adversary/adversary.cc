@@ -3,7 +3,7 @@
 // what it sent, what o2lnd was expected to do (module/wire.c, module/cm.c,
 // module/rx.c) and what it did.
 //
-//   o2lnd_adversary --category malformed|flood|session --src IP --dst IP
+//   o2lnd_adversary --category malformed|flood|session|bulk --src IP --dst IP
 //                   [--port 987] [--incarnation N] [--queue-depth 8]
 //                   [--src-nid IP] [--out FILE]
 //
@@ -58,6 +58,11 @@ constexpr uint32_t kNetTcp = 2;
 constexpr uint32_t kNetLo = 9;
 constexpr int kRejConsumerDefined = 28;  // IB_CM_REJ_CONSUMER_DEFINED
 constexpr size_t kReqPrivateMax = 56;    // IB CM REQ data (92) - rdma_cm's header (36)
+// Bulk (module/wire.h): the selftest service's portal, LNet's limits.
+constexpr uint32_t kBrwPortal = 51;
+constexpr uint32_t kLnetPid = 12345;
+constexpr uint32_t kLnetGet = 2;
+constexpr uint32_t kBrwMax = 1U << 20;
 
 struct Hdr {
   uint32_t magic;
@@ -88,8 +93,30 @@ struct Rej {
   uint64_t incarnation;
   ConnParams cp;
 };
+// The LNet header of a GET (72 bytes, little-endian like the host) and the
+// o2iblnd v2 RDMA descriptor of a GET_REQ: key, nfrags, then nfrags x
+// {nob, addr}, packed.
+struct __attribute__((packed)) LnetGetHdr {
+  uint64_t dest_nid;
+  uint64_t src_nid;
+  uint32_t dest_pid;
+  uint32_t src_pid;
+  uint32_t type;
+  uint32_t payload_length;
+  uint64_t return_wmd_interface_cookie;
+  uint64_t return_wmd_object_cookie;
+  uint64_t match_bits;
+  uint32_t ptl_index;
+  uint32_t src_offset;
+  uint32_t sink_length;
+  uint32_t pad;  // the rest of the 40-byte union
+};
+struct __attribute__((packed)) RdFrag {
+  uint32_t nob;
+  uint64_t addr;
+};
 static_assert(sizeof(Hdr) == 48 && sizeof(ConnParams) == 8 && sizeof(ConnMsg) == 56 &&
-              sizeof(Rej) == 24);
+              sizeof(Rej) == 24 && sizeof(LnetGetHdr) == 72 && sizeof(RdFrag) == 12);
 
 const char* reject_name(unsigned why) {
   static const std::array<const char*, 10> names = {
@@ -824,6 +851,50 @@ class Session {
   }
   void disconnect() { rdma_disconnect(id_); }
 
+  // A buffer of n bytes o2lnd may RDMA-write into (registered once, with
+  // remote write): its address and rkey, or {0, 0}.
+  std::pair<uint64_t, uint32_t> sink(size_t n) {
+    if (!sink_mr_ && pd_) {
+      sink_buf_.assign(n, 0);
+      sink_mr_ =
+          ibv_reg_mr(pd_, sink_buf_.data(), n, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    }
+    if (!sink_mr_) return {0, 0};
+    return {static_cast<uint64_t>(std::bit_cast<uintptr_t>(sink_buf_.data())), sink_mr_->rkey};
+  }
+
+  // A GET_REQ to the selftest portal: LNet GET of sink_length bytes,
+  // cookie, then the descriptor {key, nfrags = frags.size(), frags}.
+  [[nodiscard]] Bytes get_req(uint32_t sink_length, uint32_t key, const std::vector<RdFrag>& frags,
+                              uint64_t match_bits = 0) const {
+    const size_t body = sizeof(LnetGetHdr) + 8 + 8 + frags.size() * sizeof(RdFrag);
+    Bytes b = msg(kGetReq, body);
+    LnetGetHdr l{};
+    l.dest_nid = c_.dst_nid;
+    l.src_nid = c_.src_nid;
+    l.dest_pid = kLnetPid;
+    l.src_pid = kLnetPid;
+    l.type = kLnetGet;
+    l.payload_length = 0;
+    l.return_wmd_interface_cookie = 0x1f2e3d4c5b6a7988ULL;
+    l.return_wmd_object_cookie = 0x0123456789abcdefULL;
+    l.match_bits = match_bits;
+    l.ptl_index = kBrwPortal;
+    l.sink_length = sink_length;
+    size_t at = sizeof(Hdr);
+    std::memcpy(&b[at], &l, sizeof l);
+    at += sizeof l;
+    const uint64_t cookie = 0xadadadad00000000ULL | static_cast<uint64_t>(ntx_);
+    std::memcpy(&b[at], &cookie, 8);
+    at += 8;
+    const auto nfrags = static_cast<uint32_t>(frags.size());
+    std::memcpy(&b[at], &key, 4);
+    std::memcpy(&b[at + 4], &nfrags, 4);
+    at += 8;
+    if (!frags.empty()) std::memcpy(&b[at], frags.data(), frags.size() * sizeof(RdFrag));
+    return b;
+  }
+
   // Waits for DISCONNECTED up to t seconds.
   bool disconnected(double t) {
     return wait(RDMA_CM_EVENT_DISCONNECTED, t) == RDMA_CM_EVENT_DISCONNECTED;
@@ -837,6 +908,8 @@ class Session {
       id_ = nullptr;
     }
     if (mr_) ibv_dereg_mr(mr_);
+    if (sink_mr_) ibv_dereg_mr(sink_mr_);
+    sink_mr_ = nullptr;
     if (cq_) ibv_destroy_cq(cq_);
     if (pd_) ibv_dealloc_pd(pd_);
     if (ch_) rdma_destroy_event_channel(ch_);
@@ -887,7 +960,9 @@ class Session {
   ibv_pd* pd_ = nullptr;
   ibv_cq* cq_ = nullptr;
   ibv_mr* mr_ = nullptr;
+  ibv_mr* sink_mr_ = nullptr;
   Bytes buf_;
+  Bytes sink_buf_;
   uint64_t peer_stamp_ = 0;
   int ntx_ = 0;
 };
@@ -1035,11 +1110,55 @@ bool parse(int argc, char** argv, Args& a) {
 
 }  // namespace
 
+// ---- category 4: malformed RDMA descriptors of GET_REQs (bulk) -----------------
+// After a valid connect, a GET_REQ to the selftest portal whose descriptor
+// o2lnd must refuse before any RDMA (nfrags 0 or above max_frags, a total
+// beyond the LNet sink_length or above 1 MiB, an empty fragment), or whose
+// RDMA write fails (an rkey we never registered): o2lnd closes the
+// connection.  The control is a valid GET_REQ into our registered sink,
+// which o2lnd fills by RDMA write and completes with GET_DONE.
+std::vector<SessionCase> bulk_cases() {
+  std::vector<SessionCase> v;
+  constexpr size_t kSink = 2 * kBrwMax + 8192;  // room for every descriptor below
+  constexpr uint32_t k64K = 65536;
+  auto get = [&v](const std::string& name, const std::string& expected,
+                  const std::function<Bytes(Session&, uint64_t, uint32_t)>& make) {
+    v.push_back({"get-req", name, expected, [make](Session& s) {
+                   auto [addr, key] = s.sink(kSink);
+                   if (addr == 0) return false;
+                   return s.send(make(s, addr, key));
+                 }});
+  };
+  get("valid-64k-control", "kept", [](Session& s, uint64_t a, uint32_t k) {
+    return s.get_req(k64K, k, {{k64K, a}});
+  });
+  get("nfrags-0", "closed",
+      [](Session& s, uint64_t, uint32_t k) { return s.get_req(4096, k, {}); });
+  get("nfrags-257", "closed", [](Session& s, uint64_t a, uint32_t k) {
+    std::vector<RdFrag> f;
+    for (uint32_t i = 0; i <= kMaxFrags; i++) f.push_back({1, a + i});
+    return s.get_req(kMaxFrags + 1, k, f);
+  });
+  get("total-beyond-sink-length", "closed", [](Session& s, uint64_t a, uint32_t k) {
+    return s.get_req(4096, k, {{4096, a}, {4096, a + 4096}});
+  });
+  get("total-above-1MiB", "closed", [](Session& s, uint64_t a, uint32_t k) {
+    return s.get_req(2 * kBrwMax, k, {{kBrwMax, a}, {4096, a + kBrwMax}});
+  });
+  get("frag-length-0", "closed", [](Session& s, uint64_t a, uint32_t k) {
+    return s.get_req(4096, k, {{4096, a}, {0, a + 4096}});
+  });
+  get("bad-rkey", "closed", [](Session& s, uint64_t a, uint32_t k) {
+    return s.get_req(k64K, k ^ 0x5a5a5a00U, {{k64K, a}});
+  });
+  return v;
+}
+
 int main(int argc, char** argv) {
   Args a;
   if (!parse(argc, argv, a)) {
     std::fprintf(stderr,
-                 "usage: o2lnd_adversary --category malformed|flood|session --src IP --dst IP "
+                 "usage: o2lnd_adversary --category malformed|flood|session|bulk --src IP --dst IP "
                  "[--port N] [--incarnation N] [--queue-depth N] [--src-nid IP] [--out FILE]\n");
     return 2;
   }
@@ -1067,8 +1186,8 @@ int main(int argc, char** argv) {
       Connector(c).run(v, static_cast<size_t>(inflight), 60);
       take(v);
     }
-  } else if (a.category == "session") {
-    for (auto& sc : session_cases(c)) {
+  } else if (a.category == "session" || a.category == "bulk") {
+    for (auto& sc : a.category == "bulk" ? bulk_cases() : session_cases(c)) {
       Session s(c);
       Result r{a.category, sc.group, sc.name, sc.expected, "", ""};
       std::string err = s.open();

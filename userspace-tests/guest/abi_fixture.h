@@ -60,6 +60,8 @@ inline std::string cmd_name(unsigned long cmd) {
       return "FAULT_DEL";
     case O2LND_IOC_FAULT_LIST:
       return "FAULT_LIST";
+    case O2LND_IOC_BRW:
+      return "BRW";
     default:
       return "cmd " + std::to_string(cmd);
   }

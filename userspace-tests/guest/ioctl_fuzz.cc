@@ -85,6 +85,12 @@ const std::vector<CmdInfo>& commands() {
        sizeof(o2lnd_ioc_ping),
        false,
        {EINVAL, EFAULT, EPROTO, EHOSTUNREACH, ETIMEDOUT, ENETDOWN, ECONNREFUSED}},
+      {O2LND_IOC_BRW,
+       "BRW",
+       sizeof(o2lnd_ioc_brw),
+       false,
+       {EINVAL, EFAULT, EPROTO, EHOSTUNREACH, ETIMEDOUT, ENETDOWN, ECONNREFUSED, EBADMSG, ENOMEM,
+        ENOBUFS, ECONNABORTED, ECONNRESET, EIO}},
       {O2LND_IOC_NET_SHOW,
        "NET_SHOW",
        sizeof(o2lnd_ioc_net),
@@ -496,6 +502,37 @@ void Fuzzer::gen_arg(const CmdInfo& c, std::vector<unsigned char>& arg, std::str
       put(a);
       break;
     }
+    case O2LND_IOC_BRW: {
+      o2lnd_ioc_brw a{};
+      hdr_of(a);
+      nid_field(a.nid, peer);
+      nid_field(a.src_nid, O2LND_NID_ANY);
+      u32_field(a.op, O2LND_BRW_READ, 0, 3, "op");
+      u32_field(a.size, pick<u32>({0, 1, 3976, 3977, 65536}), 0, O2LND_BRW_MAX_SIZE + 1, "size");
+      u32_field(a.timeout_ms, 1000, 1, O2LND_PING_TIMEOUT_MAX_MS, "timeout");
+      u32_field(a.flags, O2LND_BRW_F_CHECK, 0, 0xffffffffU, "flags");
+      pad_field(a.pad, "pad");
+      a.seed = r64();
+      if (chance(10)) {
+        a.rtt_ns = r64();
+        a.rdma = 7;
+        what += " junk_out";
+      }
+      // As for PING: only the honest peer or our own NIDs, never for long.
+      const bool configured = std::any_of(own_nids_.begin(), own_nids_.end(),
+                                          [&a](u64 n) { return (n >> 32U) == (a.nid >> 32U); });
+      const bool honest = a.nid == o_.peer_nid ||
+                          std::find(own_nids_.begin(), own_nids_.end(), a.nid) != own_nids_.end();
+      if (configured && !honest) {
+        a.nid = peer;
+        what += " (target->peer)";
+      }
+      if (configured && (a.timeout_ms == 0 || a.timeout_ms > 3000)) {
+        a.timeout_ms = 3000;
+      }
+      put(a);
+      break;
+    }
     case O2LND_IOC_NET_SHOW: {
       o2lnd_ioc_net a{};
       hdr_of(a);
@@ -679,6 +716,18 @@ void Fuzzer::check_reply(const CmdInfo& c, const std::vector<unsigned char>& in,
       }
       if (valid > 0 && p.ids[0].nid != O2LND_LO_NID) {
         bad("ids[0] is not 0@lo");
+      }
+      break;
+    }
+    case O2LND_IOC_BRW: {
+      o2lnd_ioc_brw b{}, q{};
+      std::memcpy(&b, out, sizeof(b));
+      std::memcpy(&q, in.data(), sizeof(q));
+      if (b.nid != q.nid || b.op != q.op || b.size != q.size || b.seed != q.seed) {
+        bad("nid / op / size / seed not echoed");
+      }
+      if (b.pad != 0 || b.rdma > 1 || b.rdma != (b.size > 3976U ? 1U : 0U)) {
+        bad("pad not 0 or rdma not what the size says");
       }
       break;
     }

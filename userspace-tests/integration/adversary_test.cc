@@ -3,9 +3,9 @@
 // 192.168.1.2 -> 192.168.1.1 loops throughout; the adversary
 // (userspace-tests/adversary, librdmacm) binds 192.168.1.3, added to veth1
 // (rdma_cm binds by address: rxe1 gets its GID), and attacks 192.168.1.1:987
-// with malformed CONNREQs, connect floods and bad messages on established
-// connections.  Each case's expectation is what module/cm.c, wire.c and
-// rx.c document; the adversary records per case expected and observed
+// with malformed CONNREQs, connect floods, bad messages on established
+// connections and GET_REQs with malformed RDMA descriptors (bulk).  Each case's expectation is what
+// module/cm.c, wire.c and rx.c document; the adversary records per case expected and observed
 // outcome in the guest's /out, copied to <results>/hostile/ with a summary
 // table adversary.md.
 #include <array>
@@ -34,6 +34,8 @@ struct NiStats {
   int64_t drop = -1;
   int64_t rejects_sent = -1;
   std::string incarnation;
+  int64_t errors = -1;       // statistics.error_count
+  int64_t bulk_errors = -1;  // statistics.bulk_errors (ABI 4)
 };
 
 std::string results_dir() {
@@ -56,7 +58,7 @@ void write_summary() {
      << "`sent`, `closed` (o2lnd closed the connection) or `kept`.\n\n"
      << "| category | group | cases | as expected | failed | expected outcomes |\n"
      << "| --- | --- | --- | --- | --- | --- |\n";
-  for (const char* cat : {"malformed", "flood", "session"}) {
+  for (const char* cat : {"malformed", "flood", "session", "bulk"}) {
     std::ifstream f(dir + "/adversary-" + cat + ".tsv");
     std::map<std::string, std::array<int, 2>> n;
     std::map<std::string, std::map<std::string, int>> want;  // group -> expected -> cases
@@ -114,12 +116,14 @@ NiStats Adversary::ni_stats(Guest& g) {
                              "        if ni['nid'] == '") +
                          kTargetNid +
                          "':\n"
-                         "            print(ni['statistics']['drop_count'],"
-                         " ni['lnd details']['rejects_sent'], ni['lnd details']['incarnation'])\n";
+                         "            st = ni['statistics']\n"
+                         "            print(st['drop_count'],"
+                         " ni['lnd details']['rejects_sent'], ni['lnd details']['incarnation'],"
+                         " st['error_count'], st.get('bulk_errors', -1))\n";
   RunResult r = run(g, sh_quote(o2ctl_path()) + " net show -v | python3 -c " + sh_quote(py), 30);
   NiStats s;
   std::istringstream is(r.out);
-  is >> s.drop >> s.rejects_sent >> s.incarnation;
+  is >> s.drop >> s.rejects_sent >> s.incarnation >> s.errors >> s.bulk_errors;
   EXPECT_TRUE(r.ok() && s.drop >= 0) << "o2ctl net show -v:\n" << r.out;
   return s;
 }
@@ -165,7 +169,18 @@ void Adversary::attack(const std::string& category) {
   // counters and the log
   const NiStats after = ni_stats(g);
   RunResult dm = run(g, "dmesg | sed -n '/" + mark + "/,$p'", 30);
-  if (category == "session") {
+  if (category == "bulk") {
+    // each refused descriptor or failed RDMA counts somewhere: a bulk
+    // error, an NI error, or a connection closed for a bad message
+    int64_t counted = (after.bulk_errors - before.bulk_errors) + (after.errors - before.errors) +
+                      (after.drop - before.drop);
+    EXPECT_GE(counted, static_cast<int64_t>(tot["closed"]))
+        << "bulk_errors + error_count + drop_count must count every connection closed for a "
+           "bad descriptor (bulk_errors "
+        << before.bulk_errors << " -> " << after.bulk_errors << ", error_count " << before.errors
+        << " -> " << after.errors << ", drop_count " << before.drop << " -> " << after.drop << ")";
+    figure("adversary_bulk_bulk_errors", std::to_string(after.bulk_errors - before.bulk_errors));
+  } else if (category == "session") {
     EXPECT_GE(after.drop - before.drop, static_cast<int64_t>(tot["closed"]))
         << "drop_count must count every connection closed for a bad message";
     EXPECT_NE(dm.out.find(std::string("from ") + kAdvNid), std::string::npos)
@@ -210,6 +225,8 @@ TEST_F(Adversary, MalformedConnectRequestsAreRejected) { attack("malformed"); }
 TEST_F(Adversary, ConnectFloodsAndHalfOpenConnectsAreAbsorbed) { attack("flood"); }
 
 TEST_F(Adversary, BadMessagesCloseTheConnection) { attack("session"); }
+
+TEST_F(Adversary, MalformedRdmaDescriptorsCloseTheConnection) { attack("bulk"); }
 
 }  // namespace
 }  // namespace o2it

@@ -859,7 +859,7 @@ TEST_F(CliTest, FaultAddRejectsUnknownEvent) {
 TEST_F(CliTest, FaultAddRejectsUnknownKindPhaseReasonAndType) {
   EXPECT_EQ(run_o2ctl({"fault", "add", "explode"}), kExitUsage);
   EXPECT_NE(err().find("unknown fault kind 'explode' (one of: cm-drop, cm-delay, stall, reject, "
-                       "msg-drop, msg-corrupt, send-delay)"),
+                       "msg-drop, msg-corrupt, send-delay, inv-fail)"),
             std::string::npos)
       << err();
   EXPECT_EQ(run_o2ctl({"fault", "add", "stall", "handshake"}), kExitUsage);
@@ -1105,7 +1105,7 @@ TEST(CommandNames, EveryCommandInHelpOrder) {
   EXPECT_EQ(command_names(),
             (std::vector<std::string_view>{"ping", "net show", "peer show", "peer close",
                                            "conn show", "fault add", "fault del", "fault list",
-                                           "stats", "selftest ping", "version"}));
+                                           "stats", "selftest ping", "selftest brw", "version"}));
 }
 
 // ---- probability and number parsing ---------------------------------------------------------

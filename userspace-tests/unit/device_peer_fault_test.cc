@@ -323,7 +323,7 @@ TEST_F(DevicePeerTest, FaultAddValidatesLocallyWithoutCallingTheModule) {
   r.kind = 0;
   expect_invalid(r, "unknown fault kind 0");
   r.kind = O2LND_FAULT_MAX + 1;
-  expect_invalid(r, "unknown fault kind 8");
+  expect_invalid(r, "unknown fault kind 9");
   r = cm_drop(0);
   r.probability = 0;
   expect_invalid(r, "probability 0 per million out of range (1..1000000)");

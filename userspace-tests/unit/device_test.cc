@@ -184,6 +184,88 @@ TEST_F(DeviceTest, PingPassesSourceTimeoutAndMaxIds) {
   EXPECT_EQ(req.max_ids, 4U);
 }
 
+TEST_F(DeviceTest, BrwSendsTheRequestAndDecodesRttAndRdma) {
+  kernel_->on_brw = [](o2lnd_ioc_brw& b) {
+    b.rtt_ns = 123456;
+    b.rdma = 1;
+    return 0;
+  };
+  auto dev = attach_ok();
+  BrwRequest req;
+  req.nid = Nid(0x00050000c0a80102ULL);
+  req.source = Nid(0x00050000c0a80101ULL);
+  req.op = O2LND_BRW_READ;
+  req.size = O2LND_BRW_MAX_SIZE;
+  req.timeout = std::chrono::milliseconds(3000);
+  req.check = true;
+  req.seed = 99;
+  auto r = dev.brw(req);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->rtt, std::chrono::nanoseconds(123456));
+  EXPECT_TRUE(r->rdma);
+  auto sent = kernel_->last<o2lnd_ioc_brw>(O2LND_IOC_BRW);
+  EXPECT_EQ(sent.hdr.abi_version, static_cast<std::uint32_t>(O2LND_ABI_VERSION));
+  EXPECT_EQ(sent.hdr.size, sizeof(o2lnd_ioc_brw));
+  EXPECT_EQ(sent.nid, 0x00050000c0a80102ULL);
+  EXPECT_EQ(sent.src_nid, 0x00050000c0a80101ULL);
+  EXPECT_EQ(sent.op, static_cast<std::uint32_t>(O2LND_BRW_READ));
+  EXPECT_EQ(sent.size, static_cast<std::uint32_t>(O2LND_BRW_MAX_SIZE));
+  EXPECT_EQ(sent.timeout_ms, 3000U);
+  EXPECT_EQ(sent.flags, static_cast<std::uint32_t>(O2LND_BRW_F_CHECK));
+  EXPECT_EQ(sent.seed, 99U);
+  EXPECT_EQ(sent.rtt_ns, 0U);
+  EXPECT_EQ(sent.rdma, 0U);
+  EXPECT_EQ(sent.pad, 0U);
+
+  kernel_->on_brw = [](o2lnd_ioc_brw&) { return EBADMSG; };
+  r = dev.brw(req);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().errnum, EBADMSG);
+  EXPECT_EQ(r.error().message, "failed to brw read 192.168.1.2@o2ib0: Bad message");
+}
+
+TEST_F(DeviceTest, BrwChecksItsArgumentsWithoutCallingTheModule) {
+  auto dev = attach_ok();
+  auto calls = kernel_->count(O2LND_IOC_BRW);
+  BrwRequest good;
+  good.nid = Nid(0x00050000c0a80102ULL);
+  for (auto bad : {[&] {
+                     auto r = good;
+                     r.op = 0;
+                     return r;
+                   }(),
+                   [&] {
+                     auto r = good;
+                     r.op = 3;
+                     return r;
+                   }(),
+                   [&] {
+                     auto r = good;
+                     r.size = O2LND_BRW_MAX_SIZE + 1;
+                     return r;
+                   }(),
+                   [&] {
+                     auto r = good;
+                     r.timeout = std::chrono::milliseconds(O2LND_PING_TIMEOUT_MAX_MS + 1);
+                     return r;
+                   }(),
+                   [&] {
+                     auto r = good;
+                     r.nid = Nid::any();
+                     return r;
+                   }(),
+                   [&] {
+                     auto r = good;
+                     r.nid = Nid::loopback();
+                     return r;
+                   }()}) {
+    auto r = dev.brw(bad);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().errnum, EINVAL) << r.error().message;
+  }
+  EXPECT_EQ(kernel_->count(O2LND_IOC_BRW), calls);
+}
+
 TEST_F(DeviceTest, PingDecodesPidIdsAndRtt) {
   kernel_->on_ping = [](o2lnd_ioc_ping& p) { return reply_with(p, 2); };
   auto dev = attach_ok();

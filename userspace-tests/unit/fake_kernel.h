@@ -1,4 +1,4 @@
-// A fake o2lnd module behind o2lnd::Backend: answers VERSION, PING,
+// A fake o2lnd module behind o2lnd::Backend: answers VERSION, PING, BRW,
 // NET_SHOW, PEER_SHOW, CONN_SHOW, PEER_CLOSE and FAULT_ADD/DEL/LIST from
 // state the test sets, checks the header like the module does, and records
 // every call as it came in.  ioctl() holds a mutex, so that several
@@ -36,6 +36,8 @@ struct FakeKernel {
   int version_err = 0;
   // PING: fills the reply or returns an errno.
   std::function<int(o2lnd_ioc_ping&)> on_ping = [](o2lnd_ioc_ping&) { return EHOSTUNREACH; };
+  // BRW: called after the module's argument checks (EINVAL before it).
+  std::function<int(o2lnd_ioc_brw&)> on_brw = [](o2lnd_ioc_brw&) { return EHOSTUNREACH; };
   // NET_SHOW: nis[index], ENOENT past the end; net_err at net_err_index.
   std::vector<o2lnd_ioc_net> nis;
   int net_err = 0;
@@ -96,6 +98,19 @@ struct FakeKernel {
       }
       case O2LND_IOC_PING:
         return on_ping(*static_cast<o2lnd_ioc_ping*>(arg));
+      case O2LND_IOC_BRW: {
+        auto* b = static_cast<o2lnd_ioc_brw*>(arg);
+        if (hdr->abi_version != O2LND_ABI_VERSION) {
+          return EPROTO;
+        }
+        if (hdr->size != sizeof(*b) || hdr->flags != 0 || hdr->reserved != 0 || b->pad != 0 ||
+            (b->op != O2LND_BRW_WRITE && b->op != O2LND_BRW_READ) || b->size > O2LND_BRW_MAX_SIZE ||
+            (b->flags & ~std::uint32_t{O2LND_BRW_F_CHECK}) != 0 ||
+            b->timeout_ms > O2LND_PING_TIMEOUT_MAX_MS) {
+          return EINVAL;
+        }
+        return on_brw(*b);
+      }
       case O2LND_IOC_NET_SHOW: {
         auto* n = static_cast<o2lnd_ioc_net*>(arg);
         std::uint32_t index = n->index;

@@ -123,12 +123,23 @@ TEST(FormatNetShow, VerboseAddsStatisticsTunablesAndRdmaDetails) {
   n.queue_full_drops = 22;
   n.keepalives = 23;
   n.early_replies = 24;
+  n.rdma_bytes = 1048576;
+  n.bulk_errors = 3;
+  n.max_immediate = 4096;
+  n.max_frags = 256;
+  n.cksum = 1;
+  n.mr_pool_size = 64;
+  n.mr_pool_used = 2;
+  n.mr_max_pages = 257;
+  n.mr_recovered = 5;
   std::string yaml = format_net_show(nis, true);
   EXPECT_NE(yaml.find("              error_count: 0\n"
                       "              tx_timeouts: 21\n"
                       "              queue_full_drops: 22\n"
                       "              keepalives: 23\n"
                       "              early_replies: 24\n"
+                      "              rdma_bytes: 1048576\n"
+                      "              bulk_errors: 3\n"
                       "          tunables:\n"),
             std::string::npos)
       << yaml;
@@ -142,6 +153,15 @@ TEST(FormatNetShow, VerboseAddsStatisticsTunablesAndRdmaDetails) {
                       "              available: -2\n"
                       "              min: -5\n"
                       "              queued: 2\n"
+                      "          bulk:\n"
+                      "              max_immediate: 4096\n"
+                      "              max_frags: 256\n"
+                      "              cksum: 1\n"
+                      "              mr_pool:\n"
+                      "                  size: 64\n"
+                      "                  used: 2\n"
+                      "                  max_pages: 257\n"
+                      "                  recovered: 5\n"
                       "          lnd details:\n"),
             std::string::npos)
       << yaml;
@@ -175,14 +195,19 @@ TEST(FormatNetShow, VerboseAddsStatisticsTunablesAndRdmaDetails) {
       std::string::npos)
       << *json;
   EXPECT_NE(
-      json->find(
-          R"j("statistics": {"drop_count": 1, "early_replies": 24, "error_count": 0, )j"
-          R"j("keepalives": 23, "queue_full_drops": 22, "recv_bytes": 8192, "recv_count": 11, )j"
-          R"j("send_bytes": 4096, "send_count": 10, "tx_timeouts": 21})j"),
+      json->find(R"j("statistics": {"bulk_errors": 3, "drop_count": 1, "early_replies": 24, )j"
+                 R"j("error_count": 0, "keepalives": 23, "queue_full_drops": 22, )j"
+                 R"j("rdma_bytes": 1048576, "recv_bytes": 8192, "recv_count": 11, )j"
+                 R"j("send_bytes": 4096, "send_count": 10, "tx_timeouts": 21})j"),
       std::string::npos)
       << *json;
   EXPECT_NE(json->find(R"j("tx_credits": {"available": -2, "max": 256, "min": -5, "queued": 2})j"),
             std::string::npos)
+      << *json;
+  EXPECT_NE(
+      json->find(R"j("bulk": {"cksum": 1, "max_frags": 256, "max_immediate": 4096, )j"
+                 R"j("mr_pool": {"max_pages": 257, "recovered": 5, "size": 64, "used": 2}})j"),
+      std::string::npos)
       << *json;
 }
 

@@ -54,9 +54,10 @@ TEST(ManPage, NamesEveryFaultKindEventReasonAndType) {
 
 TEST(ManPage, DocumentsEveryOptionOfTheNewCommands) {
   std::string page = plain(man_page());
-  for (const char* opt : {"--net", "--verbose", "--source", "--peer", "--local", "--count",
-                          "--prob", "--delay", "--queue-depth", "--frags", "--device", "--table",
-                          "--from", "--concurrency", "--duration", "--timeout", "--yaml"}) {
+  for (const char* opt : {"--net",     "--verbose", "--source", "--peer",        "--local",
+                          "--count",   "--prob",    "--delay",  "--queue-depth", "--frags",
+                          "--device",  "--table",   "--from",   "--concurrency", "--duration",
+                          "--timeout", "--yaml",    "--size",   "--check",       "--seed"}) {
     EXPECT_NE(page.find(opt), std::string::npos) << opt;
   }
 }
@@ -64,52 +65,17 @@ TEST(ManPage, DocumentsEveryOptionOfTheNewCommands) {
 // Every key o2ctl prints for the fields of ABI 3, and selftest's.
 TEST(ManPage, DocumentsTheCreditAndHealthKeys) {
   std::string page = plain(man_page());
-  for (const char* key : {"tx_timeouts",
-                          "queue_full_drops",
-                          "keepalives",
-                          "early_replies",
-                          "peercredits_hiw",
-                          "concurrent_sends",
-                          "ntx",
-                          "keepalive",
-                          "tx_credits:",
-                          "available",
-                          "tx_live",
-                          "tx credits max",
-                          "tx credits min",
-                          "credit queued",
-                          "health",
-                          "failures",
-                          "downs",
-                          "alive ms",
-                          "tx timeouts",
-                          "reserved credits",
-                          "concurrent sends",
-                          "sq size",
-                          "sq free",
-                          "noops posted",
-                          "noops queued",
-                          "idle ms",
-                          "queue full drops",
-                          "early replies",
-                          "CRED",
-                          "HEALTH",
-                          "TXS",
-                          "RSV",
-                          "SENDS",
-                          "NOOPS",
-                          "IDLE_MS",
-                          "TMO",
-                          "QFULL",
-                          "EARLY",
-                          "rpc_per_s",
-                          "msg_per_s",
-                          "latency_us",
-                          "wall_latency_us",
-                          "duration_s",
-                          "expired",
-                          "dropped",
-                          "refused"}) {
+  for (const char* key :
+       {"tx_timeouts", "queue_full_drops", "keepalives", "early_replies", "peercredits_hiw",
+        "concurrent_sends", "ntx", "keepalive", "tx_credits:", "available", "tx_live",
+        "tx credits max", "tx credits min", "credit queued", "health", "failures", "downs",
+        "alive ms", "tx timeouts", "reserved credits", "concurrent sends", "sq size", "sq free",
+        "noops posted", "noops queued", "idle ms", "queue full drops", "early replies", "CRED",
+        "HEALTH", "TXS", "RSV", "SENDS", "NOOPS", "IDLE_MS", "TMO", "QFULL", "EARLY", "rpc_per_s",
+        "msg_per_s", "latency_us", "wall_latency_us", "duration_s", "expired", "dropped", "refused",
+        // ABI 4: bulk transfers
+        "rdma_bytes", "bulk_errors", "bulk:", "max_immediate", "max_frags", "cksum", "mr_pool:",
+        "max_pages", "recovered", "MRS", "mib_per_s", "rdma_rpcs", "verify", "KiB", "MiB"}) {
     EXPECT_NE(page.find(key), std::string::npos) << key;
   }
 }

@@ -492,9 +492,9 @@ TEST_F(YamlTest, TablesHaveAHeaderAndOneRowPerEntry) {
     std::vector<std::string> header;
     std::size_t rows;
   };
-  const std::vector<std::string> kNetColumns = {"NET",    "NID",   "STATUS", "IFACE",
-                                                "DEVICE", "PEERS", "CONNS",  "EST",
-                                                "CRED",   "MIN",   "Q",      "TXS"};
+  const std::vector<std::string> kNetColumns = {"NET",   "NID",   "STATUS", "IFACE", "DEVICE",
+                                                "PEERS", "CONNS", "EST",    "CRED",  "MIN",
+                                                "Q",     "TXS",   "MRS"};
   const std::vector<std::string> kPeerColumns = {"NID",      "LOCAL", "STATE", "CONNS", "TXQ",
                                                  "RETRY_MS", "CRED",  "MIN",   "Q",     "HEALTH"};
   const std::vector<std::string> kStatsPeerColumns = {"NID",  "LOCAL", "SENT",      "RECV",
@@ -561,12 +561,12 @@ TEST_F(YamlTest, TablesAlignTheirColumns) {
   std::string nets = yaml({"net", "show", "-t", "--net", "o2ib0"});
   EXPECT_EQ(nets,
             "NET    NID                STATUS  IFACE  DEVICE  PEERS  CONNS  EST    CRED  MIN  Q"
-            "      TXS\n"
+            "      TXS  MRS\n"
             "o2ib0  192.168.1.1@o2ib0  up      eth0   rxe0        1      2    1  -3/256   -7  3"
-            "  259/512\n");
+            "  259/512  0/0\n");
   kernel_->nis.clear();
   EXPECT_EQ(yaml({"net", "show", "-t"}),
-            "NET  NID  STATUS  IFACE  DEVICE  PEERS  CONNS  EST  CRED  MIN  Q  TXS\n");
+            "NET  NID  STATUS  IFACE  DEVICE  PEERS  CONNS  EST  CRED  MIN  Q  TXS  MRS\n");
   EXPECT_EQ(yaml({"fault", "list", "-t"}),
             "ID  KIND  ARG  PEER  LOCAL  COUNT  PROB  DELAY_MS  FIRED\n");
 }

@@ -14,8 +14,9 @@ namespace o2ctl {
 std::string format_ping(const o2lnd::PingResult& result);
 
 // `lnetctl net show` YAML of the local NIs, grouped by network in the order
-// the module lists them.  `verbose` adds statistics, tunables, tx_credits and
-// the RDMA details.  An empty list gives "net: []".
+// the module lists them.  `verbose` adds statistics (incl. rdma_bytes,
+// bulk_errors), tunables, tx_credits, bulk (max_immediate, max_frags, cksum,
+// mr_pool: size, used, max_pages, recovered) and the RDMA details.  An empty list gives "net: []".
 std::string format_net_show(const std::vector<o2lnd::NetInfo>& nis, bool verbose);
 
 // `o2ctl peer show` YAML: "peer:" and one entry per peer (nid, local nid,
@@ -47,8 +48,9 @@ std::string format_stats(const std::vector<o2lnd::NetInfo>& nis,
 // column names, then one line per entry, columns aligned (text left, numbers
 // right) and separated by two spaces, no trailing blanks.  An empty list
 // gives the header alone.
-//   net show:   NET NID STATUS IFACE DEVICE PEERS CONNS EST CRED MIN Q TXS
-//               (CRED: tx credits available/max, TXS: tx_live/ntx)
+//   net show:   NET NID STATUS IFACE DEVICE PEERS CONNS EST CRED MIN Q TXS MRS
+//               (CRED: tx credits available/max, TXS: tx_live/ntx, MRS: MR
+//               pool used/size)
 //   peer show:  NID LOCAL STATE CONNS TXQ RETRY_MS CRED MIN Q HEALTH
 //               (CONNS: connecting/established/closing/zombie, CRED: tx
 //               credits available/max, Q: credit queued)

@@ -1,12 +1,14 @@
 // `o2ctl selftest`: load generation in the spirit of lnet_selftest (lst),
-// done in userspace over the module's ioctls.  Mode "ping": N threads issue
-// back-to-back LNet pings (O2LND_IOC_PING) round-robin over a list of NIDs
-// until a duration or a total count is reached, and the report gives the
-// rate, exact latency percentiles and the errors by kind.  (Room is left for
-// a later "brw" mode: a Mode value, its own worker and report fields.)
+// done in userspace over the module's ioctls.  N threads issue back-to-back
+// RPCs round-robin over a list of NIDs until a duration or a total count is
+// reached, and the report gives the rate, exact latency percentiles and the
+// errors by kind.  Mode "ping": LNet pings (O2LND_IOC_PING).  Mode "brw":
+// bulk RPCs (O2LND_IOC_BRW) of a fixed size, writes or reads, optionally
+// pattern-checked; the report adds MiB/s, how many went by RDMA and the
+// verification failures.  Both modes share the workers and the report.
 //
 // The statistics are pure functions so that host unit tests check them;
-// run_ping() takes the ping as a function, so that it runs on a fake.
+// run_rpcs() takes the RPC as a function, so that it runs on a fake.
 #pragma once
 
 #include <chrono>
@@ -18,6 +20,8 @@
 #include <vector>
 
 #include "o2lnd/nid.h"
+#include "o2lnd/result.h"
+#include "o2lnd/uapi.h"
 
 namespace o2ctl::selftest {
 
@@ -44,8 +48,9 @@ Summary summarize(std::vector<std::uint64_t> samples);
 //             ECANCELED, ESHUTDOWN, EAGAIN, EINTR
 //   kRefused  the peer or the route said no: ECONNREFUSED, EHOSTUNREACH,
 //             ENETUNREACH
+//   kVerify   EBADMSG: a brw's pattern did not verify (at either end)
 //   kOther    anything else (EPROTO: a malformed reply, EINVAL, ...)
-enum class ErrorClass : std::uint8_t { kExpired, kDropped, kRefused, kOther };
+enum class ErrorClass : std::uint8_t { kExpired, kDropped, kRefused, kOther, kVerify };
 ErrorClass classify(int errnum);
 std::string_view class_name(ErrorClass c);  // "expired", "dropped", ...
 
@@ -59,18 +64,25 @@ struct ErrorCounts {
   std::uint64_t dropped = 0;
   std::uint64_t refused = 0;
   std::uint64_t other = 0;
+  std::uint64_t verify = 0;  // EBADMSG (brw only; a ping never fails so)
 
   void add(int errnum);
   void merge(const ErrorCounts& o);
   bool operator==(const ErrorCounts&) const = default;
 };
 
-// What one ping did: 0 and the module's round-trip time, or an errno.
+// What one RPC did: 0 and the module's round-trip time, or an errno; for
+// a brw, whether its payload went by RDMA.
 struct PingOutcome {
   int errnum = 0;
   std::chrono::nanoseconds rtt{0};
+  bool rdma = false;
 };
+using RpcOutcome = PingOutcome;
 using PingFn = std::function<PingOutcome(o2lnd::Nid)>;
+// An RPC of a run: the peer and the RPC's ticket (0, 1, ... over the whole
+// run; a brw derives its pattern seed from it).
+using RpcFn = std::function<RpcOutcome(o2lnd::Nid, std::uint64_t ticket)>;
 
 inline constexpr std::uint32_t kMinConcurrency = 1;
 inline constexpr std::uint32_t kMaxConcurrency = 256;
@@ -79,6 +91,16 @@ inline constexpr std::chrono::milliseconds kDefaultDuration{10000};
 inline constexpr std::chrono::milliseconds kMinDuration{100};
 inline constexpr std::chrono::milliseconds kMaxDuration{3600 * 1000};
 
+// What a brw run moves.
+struct BrwParams {
+  std::uint32_t op = O2LND_BRW_WRITE;  // O2LND_BRW_WRITE or O2LND_BRW_READ
+  std::uint32_t size = 0;              // bytes per RPC, 0..O2LND_BRW_MAX_SIZE
+  bool check = false;                  // fill and verify a pattern
+  std::uint64_t seed = 0;              // RPC number t uses seed + t
+  bool operator==(const BrwParams&) const = default;
+};
+
+// The configuration of a run: ping mode, or brw mode when `brw` is set.
 struct PingConfig {
   std::vector<o2lnd::Nid> peers;     // at least one
   std::optional<o2lnd::Nid> source;  // --from
@@ -87,17 +109,21 @@ struct PingConfig {
   std::chrono::milliseconds duration = kDefaultDuration;
   std::optional<std::uint64_t> count;
   std::chrono::milliseconds timeout{0};  // per ping; 0: the module's default
+  std::optional<BrwParams> brw;          // set: mode brw
 };
+using RunConfig = PingConfig;
 
 struct PingReport {
   PingConfig config;
-  double elapsed_s = 0;     // wall time of the whole run
-  std::uint64_t rpcs = 0;   // pings finished, failed ones included
-  std::uint64_t ok = 0;     // pings answered
-  double rpc_per_s = 0;     // rpcs / elapsed_s
-  double msg_per_s = 0;     // 2 LNet messages (GET + REPLY) per answered ping
-  Summary latency_us;       // the module's rtt of the answered pings
-  Summary wall_latency_us;  // wall time around the ioctl of the answered pings
+  double elapsed_s = 0;         // wall time of the whole run
+  std::uint64_t rpcs = 0;       // pings finished, failed ones included
+  std::uint64_t ok = 0;         // pings answered
+  double rpc_per_s = 0;         // rpcs / elapsed_s
+  double msg_per_s = 0;         // 2 LNet messages (GET + REPLY, PUT + ACK) per answered RPC
+  double mib_per_s = 0;         // brw: ok * size / 2^20 / elapsed_s
+  std::uint64_t rdma_rpcs = 0;  // brw: answered RPCs whose payload went by RDMA
+  Summary latency_us;           // the module's rtt of the answered pings
+  Summary wall_latency_us;      // wall time around the ioctl of the answered pings
   ErrorCounts errors;
   int fatal_errnum = 0;   // the error that stopped the run early, or 0
   o2lnd::Nid fatal_peer;  // ... and the NID it was pinging
@@ -108,6 +134,12 @@ struct PingReport {
 // the duration passed, config.count tickets were taken, or a fatal() error
 // happened.  `ping` is called from several threads at once.
 PingReport run_ping(const PingConfig& config, const PingFn& ping);
+// The same for any RPC (both modes): `rpc` gets the peer and the ticket.
+PingReport run_rpcs(const RunConfig& config, const RpcFn& rpc);
+
+// Parses a brw size: bytes, or with a binary suffix K, M, KiB, MiB
+// (case-insensitive; "64K" = 65536, "1M" = 1048576), 0..O2LND_BRW_MAX_SIZE.
+o2lnd::Result<std::uint32_t> parse_size(std::string_view text);
 
 // The human-readable report (several lines), and the YAML one:
 //   selftest:
@@ -124,6 +156,19 @@ PingReport run_ping(const PingConfig& config, const PingFn& ping);
 //       latency_us:       (min, p50, p99, max)
 //       wall_latency_us:  (min, p50, p99, max)
 //       errors:           (total, expired, dropped, refused, other)
+// In mode brw:
+//   selftest:
+//       mode: brw
+//       op: write            (or read)
+//       size: 1048576
+//       check: true
+//       seed: 0
+//       peers: ..., source, concurrency, duration_s, timeout_ms, rpcs,
+//       rpc_per_s, msg_per_s (as above)
+//       mib_per_s: 312.5     (answered RPCs * size / 2^20 / s)
+//       rdma_rpcs: 1234      (answered RPCs whose payload went by RDMA)
+//       latency_us, wall_latency_us (as above)
+//       errors:           (total, expired, dropped, refused, verify, other)
 std::string format_text(const PingReport& r);
 std::string format_yaml(const PingReport& r);
 

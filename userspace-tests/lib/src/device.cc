@@ -223,6 +223,15 @@ NetInfo decode(const o2lnd_ioc_net& reply) {
   ni.queue_full_drops = reply.tx_no_credit_drops;
   ni.keepalives = reply.keepalives;
   ni.early_replies = reply.early_replies;
+  ni.max_immediate = reply.max_immediate;
+  ni.max_frags = reply.max_frags;
+  ni.mr_pool_size = reply.mr_pool_size;
+  ni.mr_pool_used = reply.mr_pool_used;
+  ni.mr_max_pages = reply.mr_max_pages;
+  ni.cksum = reply.cksum;
+  ni.mr_recovered = reply.mr_recovered;
+  ni.rdma_bytes = reply.rdma_bytes;
+  ni.bulk_errors = reply.bulk_errors;
   return ni;
 }
 
@@ -314,6 +323,21 @@ FaultRule decode(const o2lnd_ioc_fault& reply) {
   return r;
 }
 
+BrwResult decode(const o2lnd_ioc_brw& reply) {
+  return BrwResult{std::chrono::nanoseconds(reply.rtt_ns), reply.rdma != 0};
+}
+
+std::string brw_op_name(std::uint32_t op) {
+  switch (op) {
+    case O2LND_BRW_WRITE:
+      return "write";
+    case O2LND_BRW_READ:
+      return "read";
+    default:
+      return "unknown(" + std::to_string(op) + ")";
+  }
+}
+
 Result<Device> Device::open(std::string_view path, std::string_view client) {
   auto backend = FdBackend::open(std::string(path));
   if (!backend) {
@@ -375,6 +399,38 @@ Result<PingResult> Device::ping(Nid nid, std::chrono::milliseconds timeout,
   }
   // Trust our own max_ids, not the one in the reply.
   arg.max_ids = max_ids;
+  return decode(arg);
+}
+
+Result<BrwResult> Device::brw(const BrwRequest& req) {
+  auto fail = [&](int err, const std::string& why) {
+    return Error{err, "failed to brw " + brw_op_name(req.op) + " " + req.nid.str() + ": " + why};
+  };
+  if (req.op != O2LND_BRW_WRITE && req.op != O2LND_BRW_READ) {
+    return fail(EINVAL, "unknown operation " + std::to_string(req.op));
+  }
+  if (req.nid.is_any() || req.nid.type() != O2LND_NET_TYPE_O2IB) {
+    return fail(EINVAL, "not an o2ib NID");
+  }
+  if (req.size > O2LND_BRW_MAX_SIZE) {
+    return fail(EINVAL, "size " + std::to_string(req.size) + " out of range (0.." +
+                            std::to_string(O2LND_BRW_MAX_SIZE) + ")");
+  }
+  if (req.timeout.count() < 0 || req.timeout.count() > O2LND_PING_TIMEOUT_MAX_MS) {
+    return fail(EINVAL, "timeout " + std::to_string(req.timeout.count()) + " ms out of range (0.." +
+                            std::to_string(O2LND_PING_TIMEOUT_MAX_MS) + ")");
+  }
+  auto arg = make_arg<o2lnd_ioc_brw>();
+  arg.nid = req.nid.raw();
+  arg.src_nid = req.source ? req.source->raw() : O2LND_NID_ANY;
+  arg.op = req.op;
+  arg.size = req.size;
+  arg.timeout_ms = static_cast<std::uint32_t>(req.timeout.count());
+  arg.flags = req.check ? O2LND_BRW_F_CHECK : 0;
+  arg.seed = req.seed;
+  if (int err = backend_->ioctl(O2LND_IOC_BRW, &arg); err != 0) {
+    return fail(err, std::strerror(err));
+  }
   return decode(arg);
 }
 

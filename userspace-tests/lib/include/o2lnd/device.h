@@ -92,6 +92,16 @@ struct NetInfo {
   std::uint64_t queue_full_drops = 0;  // tx_no_credit_drops: refused, a queue bound reached
   std::uint64_t keepalives = 0;        // keepalive NOOPs sent
   std::uint64_t early_replies = 0;     // replies before their request's Send completion
+  // Bulk transfers (ABI 4).
+  std::uint32_t max_immediate = 0;  // largest payload sent inline; larger ones go by RDMA
+  std::uint32_t max_frags = 0;      // RDMA fragments offered at connect
+  std::uint32_t mr_pool_size = 0;   // fast-registration MRs of the NI's device
+  std::uint32_t mr_pool_used = 0;   // of them, in use
+  std::uint32_t mr_max_pages = 0;   // pages one MR maps
+  std::uint32_t cksum = 0;          // tunable: message checksums on (1) or off (0)
+  std::uint64_t mr_recovered = 0;   // MRs replaced after a failed invalidation
+  std::uint64_t rdma_bytes = 0;     // payload bytes moved by RDMA write
+  std::uint64_t bulk_errors = 0;    // bulk transfers failed
 
   [[nodiscard]] bool up() const { return status == O2LND_NI_STATUS_UP; }
 };
@@ -182,6 +192,25 @@ struct ConnInfo {
   std::uint32_t keepalives = 0;    // keepalive NOOPs sent on it
 };
 
+// One bulk RPC of the selftest service (O2LND_IOC_BRW).
+struct BrwRequest {
+  Nid nid;
+  std::optional<Nid> source;             // the local NID to send from (any when empty)
+  std::uint32_t op = O2LND_BRW_WRITE;    // O2LND_BRW_WRITE or O2LND_BRW_READ
+  std::uint32_t size = 0;                // 0..O2LND_BRW_MAX_SIZE bytes
+  std::chrono::milliseconds timeout{0};  // 0: the module's default
+  bool check = false;                    // O2LND_BRW_F_CHECK: fill and verify a pattern
+  std::uint64_t seed = 0;                // the pattern's seed
+};
+
+struct BrwResult {
+  std::chrono::nanoseconds rtt{0};
+  bool rdma = false;  // the payload went by RDMA (else inline)
+};
+
+// "write" / "read" for O2LND_BRW_WRITE / _READ ("unknown(N)" otherwise).
+std::string brw_op_name(std::uint32_t op);
+
 // A fault rule (O2LND_IOC_FAULT_*).  The defaults are "any peer, any local
 // NI, no limit, always".
 struct FaultRule {
@@ -224,6 +253,7 @@ NetInfo decode(const o2lnd_ioc_net& reply);
 PeerInfo decode(const o2lnd_ioc_peer& reply);
 ConnInfo decode(const o2lnd_ioc_conn& reply);
 FaultRule decode(const o2lnd_ioc_fault& reply);
+BrwResult decode(const o2lnd_ioc_brw& reply);
 
 // A zeroed ioctl argument with its header filled for this ABI.
 template <typename T>
@@ -264,6 +294,15 @@ class Device {
   Result<PingResult> ping(Nid nid, std::chrono::milliseconds timeout = {},
                           std::optional<Nid> source = std::nullopt,
                           std::uint32_t max_ids = O2LND_PING_MAX_IDS);
+
+  // One bulk RPC (O2LND_IOC_BRW): a write PUTs req.size bytes to the peer,
+  // a read GETs them from it; with req.check both ends fill and verify a
+  // pattern of req.seed.  Checked first as the module does (EINVAL without
+  // calling it: op, size, timeout, an o2ib target).  On failure errnum is
+  // the module's (EBADMSG: the pattern did not verify; ETIMEDOUT,
+  // EHOSTUNREACH, ...), the message "failed to brw write NID: STRERROR".
+  // Thread-safe like ping().
+  Result<BrwResult> brw(const BrwRequest& req);
 
   // One local NI by index; ENOENT past the last.
   Result<NetInfo> net(std::uint32_t index);

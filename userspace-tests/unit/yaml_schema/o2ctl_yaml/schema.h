@@ -280,6 +280,7 @@ inline Shape net_show(const std::string& yaml, bool verbose) {
         f.push_back({"statistics", Kind::kMap});
         f.push_back({"tunables", Kind::kMap});
         f.push_back({"tx_credits", Kind::kMap});
+        f.push_back({"bulk", Kind::kMap});
         f.push_back({"lnd details", Kind::kMap});
       }
       if (!s.check.map(nis[j], f, w)) {
@@ -301,7 +302,9 @@ inline Shape net_show(const std::string& yaml, bool verbose) {
                    {"tx_timeouts", Kind::kInt},
                    {"queue_full_drops", Kind::kInt},
                    {"keepalives", Kind::kInt},
-                   {"early_replies", Kind::kInt}},
+                   {"early_replies", Kind::kInt},
+                   {"rdma_bytes", Kind::kInt},
+                   {"bulk_errors", Kind::kInt}},
                   w + ".statistics");
       s.check.map(nis[j]["tunables"],
                   {{"peer_timeout", Kind::kInt},
@@ -319,6 +322,24 @@ inline Shape net_show(const std::string& yaml, bool verbose) {
                    {"min", Kind::kInt},
                    {"queued", Kind::kInt}},
                   w + ".tx_credits");
+      if (s.check.map(nis[j]["bulk"],
+                      {{"max_immediate", Kind::kInt},
+                       {"max_frags", Kind::kInt},
+                       {"cksum", Kind::kInt},
+                       {"mr_pool", Kind::kMap}},
+                      w + ".bulk")) {
+        if (s.check.map(nis[j]["bulk"]["mr_pool"],
+                        {{"size", Kind::kInt},
+                         {"used", Kind::kInt},
+                         {"max_pages", Kind::kInt},
+                         {"recovered", Kind::kInt}},
+                        w + ".bulk.mr_pool")) {
+          auto mr = nis[j]["bulk"]["mr_pool"];
+          if (mr["used"].as<std::uint64_t>() > mr["size"].as<std::uint64_t>()) {
+            s.check.fail(w + ".bulk.mr_pool: more MRs used than the pool has");
+          }
+        }
+      }
       s.check.map(nis[j]["lnd details"],
                   {{"rdma device", Kind::kStr, true},
                    {"incarnation", Kind::kInt},
@@ -463,9 +484,10 @@ inline Shape version(const std::string& yaml, bool with_module) {
   return s;
 }
 
-// `o2ctl selftest ping -y`: entries = peers.  Also checks that the
+// `o2ctl selftest ping|brw -y`: entries = peers.  Also checks that the
 // latencies are ordered (min <= p50 <= p99 <= max) and that the error
-// classes add up to the total.
+// classes add up to the total.  Mode brw has op, size, check, seed,
+// mib_per_s, rdma_rpcs and the error class verify.
 inline Shape selftest(const std::string& yaml) {
   Shape s;
   auto doc = s.check.load(yaml);
@@ -475,8 +497,16 @@ inline Shape selftest(const std::string& yaml) {
   auto st = doc["selftest"];
   const std::vector<Field> summary = {
       {"min", Kind::kInt}, {"p50", Kind::kInt}, {"p99", Kind::kInt}, {"max", Kind::kInt}};
+  const bool brw =
+      st.IsMap() && st["mode"] && st["mode"].IsScalar() && st["mode"].Scalar() == "brw";
   if (!s.check.map(st,
                    {{"mode", Kind::kStr},
+                    {"op", Kind::kStr, !brw},
+                    {"size", Kind::kInt, !brw},
+                    {"check", Kind::kBool, !brw},
+                    {"seed", Kind::kInt, !brw},
+                    {"mib_per_s", Kind::kNumber, !brw},
+                    {"rdma_rpcs", Kind::kInt, !brw},
                     {"peers", Kind::kSeq},
                     {"source", Kind::kNidOrAny},
                     {"concurrency", Kind::kInt},
@@ -491,8 +521,14 @@ inline Shape selftest(const std::string& yaml) {
                    "selftest")) {
     return s;
   }
-  if (st["mode"].Scalar() != "ping") {
-    s.check.fail("selftest: mode '" + st["mode"].Scalar() + "' is not ping");
+  if (st["mode"].Scalar() != "ping" && !brw) {
+    s.check.fail("selftest: mode '" + st["mode"].Scalar() + "' is not ping or brw");
+  }
+  if (!brw && (st["op"] || st["size"] || st["check"] || st["mib_per_s"] || st["rdma_rpcs"])) {
+    s.check.fail("selftest: brw keys in mode ping");
+  }
+  if (brw && st["op"].Scalar() != "write" && st["op"].Scalar() != "read") {
+    s.check.fail("selftest: op '" + st["op"].Scalar() + "' is not write or read");
   }
   for (std::size_t i = 0; i < st["peers"].size(); ++i) {
     ++s.entries;
@@ -513,10 +549,19 @@ inline Shape selftest(const std::string& yaml) {
                    {"expired", Kind::kInt},
                    {"dropped", Kind::kInt},
                    {"refused", Kind::kInt},
+                   {"verify", Kind::kInt, !brw},
                    {"other", Kind::kInt}},
                   "selftest.errors")) {
-    auto e = [&](const char* k) { return st["errors"][k].as<std::uint64_t>(); };
-    if (e("expired") + e("dropped") + e("refused") + e("other") != e("total")) {
+    auto e = [&](const char* k) {
+      return st["errors"][k] ? st["errors"][k].as<std::uint64_t>() : std::uint64_t{0};
+    };
+    if (!brw && st["errors"]["verify"]) {
+      s.check.fail("selftest.errors: verify in mode ping");
+    }
+    if (brw && e("total") + st["rdma_rpcs"].as<std::uint64_t>() > st["rpcs"].as<std::uint64_t>()) {
+      s.check.fail("selftest: more rdma_rpcs than answered rpcs");
+    }
+    if (e("expired") + e("dropped") + e("refused") + e("verify") + e("other") != e("total")) {
       s.check.fail("selftest.errors: the classes do not add up to the total");
     }
     if (e("total") > st["rpcs"].as<std::uint64_t>()) {

@@ -1,0 +1,452 @@
+// Bulk transfers (ABI 4): `o2ctl selftest brw` through o2lnd's selftest
+// service, inline (IMMEDIATE) and by RDMA (PUT_REQ/PUT_ACK/PUT_DONE,
+// GET_REQ/GET_DONE) into fast-registered memory, seen through o2ctl's YAML
+// (`selftest brw -y`, `net show -v` bulk: and statistics:).
+//
+//   BulkVeth (veth): one guest, NI A = 192.168.1.1@o2ib0 (veth0/rxe0),
+//     NI B = 192.168.1.2@o2ib0 (veth1/rxe1): both ends of every transfer
+//     in one module, so the MR pools of both ends can be checked.
+//
+// Keys used (o2ctl's YAML): net show -v: statistics.rdma_bytes,
+// statistics.bulk_errors, bulk.max_immediate, bulk.cksum,
+// bulk.mr_pool.{size,used,recovered}; selftest brw -y: rpcs, rdma_rpcs,
+// errors.{total,expired,dropped,refused,verify,other}; peer show -v:
+// "tx credits", "tx credits max".
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fixture.h"
+#include <yaml-cpp/yaml.h>
+
+namespace o2it {
+namespace {
+
+constexpr const char* kA = "192.168.1.1@o2ib0";  // veth0
+constexpr const char* kB = "192.168.1.2@o2ib0";  // veth1
+constexpr const char* kBoth = "o2ib0(veth0,veth1)";
+constexpr uint32_t kMiB = 1U << 20;
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The bulk view of one NI (`net show -v`).
+struct NiBulk {
+  bool found = false;
+  int64_t max_immediate = -1, cksum = -1;
+  int64_t mr_size = -1, mr_used = -1, mr_recovered = -1;
+  int64_t rdma_bytes = -1, bulk_errors = -1;
+  [[nodiscard]] std::string str() const {
+    return "max_immediate " + std::to_string(max_immediate) + ", cksum " + std::to_string(cksum) +
+           ", mr_pool size " + std::to_string(mr_size) + " used " + std::to_string(mr_used) +
+           " recovered " + std::to_string(mr_recovered) + ", rdma_bytes " +
+           std::to_string(rdma_bytes) + ", bulk_errors " + std::to_string(bulk_errors);
+  }
+};
+
+int64_t as_int(const YAML::Node& n) {
+  try {
+    return n ? n.as<int64_t>() : -1;
+  } catch (const YAML::Exception&) {
+    return -1;
+  }
+}
+
+// A brw run's YAML (`selftest:` map), or a null node.
+struct Brw {
+  RunResult run;
+  YAML::Node st;
+  std::string error;
+  [[nodiscard]] int64_t at(const char* key) const { return st ? as_int(st[key]) : -1; }
+  [[nodiscard]] int64_t err(const char* cls) const {
+    return st && st["errors"] ? as_int(st["errors"][cls]) : -1;
+  }
+  [[nodiscard]] std::string text() const { return run.out; }
+};
+
+Brw parse_brw(const RunResult& r) {
+  Brw b;
+  b.run = r;
+  size_t p = r.out.find("selftest:");
+  if (p == std::string::npos) {
+    b.error = "no 'selftest:' in the output";
+    return b;
+  }
+  try {
+    b.st = YAML::Load(r.out.substr(p))["selftest"];
+  } catch (const std::exception& e) {
+    b.error = std::string("YAML: ") + e.what();
+  }
+  if (b.error.empty() && b.at("rpcs") < 0) b.error = "no rpcs in the selftest YAML";
+  return b;
+}
+
+std::string brw_cmd(const std::string& op, const std::string& to, const std::string& from,
+                    const std::string& args) {
+  return sh_quote(o2ctl_path()) + " selftest brw " + op + " " + to + " --from " + from + " " +
+         args + " -y";
+}
+
+O2_SUITE_CLASS(
+    BulkVeth, "veth",
+    void TearDown() override {
+      if (bed().tb() != nullptr && guest("g1").alive()) {
+        o2ctl(guest("g1"), "fault del all", 30);
+        expect_unload_frees_rdma(guest("g1"));
+      }
+      TopologyTest::TearDown();
+    }
+
+    // Every o2ib NI's bulk view, by NID.
+    std::map<std::string, NiBulk>
+        bulk(Guest& g);
+    NiBulk ni(Guest & g, const std::string& nid) { return bulk(g)[nid]; }
+    // Polls until no MR is in use on any NI (at most timeout_s); the last view.
+    std::map<std::string, NiBulk>
+        wait_mrs_free(Guest & g, double timeout_s);
+    // One brw run (its YAML parsed); a failing parse is a test failure.
+    Brw brw(Guest & g, const std::string& op, const std::string& to, const std::string& from,
+            const std::string& args, double timeout_s = 300);
+    // A brw run that must succeed entirely (count RPCs, --check).
+    void expect_brw_ok(Guest& g, const std::string& op, uint32_t size, int count,
+                       const std::string& to = kB, const std::string& from = kA););
+
+std::map<std::string, NiBulk> BulkVeth::bulk(Guest& g) {
+  std::map<std::string, NiBulk> m;
+  RunResult r = o2ctl(g, "net show -v", 30);
+  EXPECT_TRUE(r.ok()) << "o2ctl net show -v:\n" << r.out;
+  if (!r.ok()) return m;
+  try {
+    YAML::Node y = YAML::Load(r.out);
+    for (const auto& net : y["net"]) {
+      for (const auto& n : net["local NI(s)"]) {
+        std::string nid = n["nid"].as<std::string>();
+        if (nid.find("@o2ib") == std::string::npos) continue;
+        NiBulk b;
+        b.found = true;
+        b.max_immediate = as_int(n["bulk"]["max_immediate"]);
+        b.cksum = as_int(n["bulk"]["cksum"]);
+        b.mr_size = as_int(n["bulk"]["mr_pool"]["size"]);
+        b.mr_used = as_int(n["bulk"]["mr_pool"]["used"]);
+        b.mr_recovered = as_int(n["bulk"]["mr_pool"]["recovered"]);
+        b.rdma_bytes = as_int(n["statistics"]["rdma_bytes"]);
+        b.bulk_errors = as_int(n["statistics"]["bulk_errors"]);
+        EXPECT_TRUE(b.max_immediate > 0 && b.mr_size >= 0 && b.mr_used >= 0 &&
+                    b.mr_recovered >= 0 && b.rdma_bytes >= 0 && b.bulk_errors >= 0)
+            << nid << ": a bulk field is missing:\n"
+            << r.out;
+        m[nid] = b;
+      }
+    }
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "net show -v does not parse: " << e.what() << "\n" << r.out;
+  }
+  return m;
+}
+
+std::map<std::string, NiBulk> BulkVeth::wait_mrs_free(Guest& g, double timeout_s) {
+  auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    auto m = bulk(g);
+    bool free = !m.empty();
+    for (const auto& [nid, b] : m) free = free && b.mr_used == 0;
+    if (free || since(t0) > timeout_s) return m;
+    usleep(500 * 1000);
+  }
+}
+
+Brw BulkVeth::brw(Guest& g, const std::string& op, const std::string& to, const std::string& from,
+                  const std::string& args, double timeout_s) {
+  Brw b = parse_brw(run(g, brw_cmd(op, to, from, args), timeout_s));
+  EXPECT_TRUE(b.error.empty()) << "selftest brw " << op << " " << args << ": " << b.error
+                               << " (status " << b.run.status << "):\n"
+                               << b.text();
+  return b;
+}
+
+void BulkVeth::expect_brw_ok(Guest& g, const std::string& op, uint32_t size, int count,
+                             const std::string& to, const std::string& from) {
+  Brw b = brw(g, op, to, from,
+              "--size " + std::to_string(size) + " --check --concurrency 1 --count " +
+                  std::to_string(count) + " --timeout 30000");
+  EXPECT_EQ(b.run.status, 0) << b.text();
+  EXPECT_EQ(b.at("rpcs"), count) << b.text();
+  EXPECT_EQ(b.err("total"), 0) << b.text();
+}
+
+std::string mr_dump(const std::map<std::string, NiBulk>& m) {
+  std::string s;
+  for (const auto& [nid, b] : m) s += "  " + nid + ": " + b.str() + "\n";
+  return s;
+}
+
+// Sizes at every boundary (0, 1, max_immediate and one past it, a page and
+// its neighbours, 64 KiB, 1 MiB and one less) each way with --check: each
+// RPC succeeds, inline up to max_immediate and by RDMA above it; then no MR
+// is held, RDMA moved bytes and no bulk transfer failed.
+TEST_F(BulkVeth, EveryBoundarySizeArrivesIntactBothWays) {
+  Guest& g = guest("g1");
+  ASSERT_TRUE(insmod(g, kBoth).ok()) << bed().test_log();
+  expect_ping_ok(g, kB, std::string("--source ") + kA);
+  auto before = bulk(g);
+  ASSERT_TRUE(before[kA].found && before[kB].found) << mr_dump(before);
+  const int64_t max_imm = before[kA].max_immediate;
+  ASSERT_GT(max_imm, 0);
+  figure("max_immediate", std::to_string(max_imm));
+  const std::vector<int64_t> sizes = {0,    1,    max_imm, max_imm + 1, 4095,
+                                      4096, 4097, 65536,   kMiB - 1,    kMiB};
+  int rdma_expected = 0;
+  for (const char* op : {"write", "read"}) {
+    for (int64_t size : sizes) {
+      SCOPED_TRACE(std::string(op) + " " + std::to_string(size));
+      Brw b = brw(g, op, kB, kA,
+                  "--size " + std::to_string(size) +
+                      " --check --seed 77 --concurrency 1 --count 1 --timeout 30000");
+      EXPECT_EQ(b.run.status, 0) << b.text();
+      EXPECT_EQ(b.at("rpcs"), 1) << b.text();
+      EXPECT_EQ(b.err("total"), 0) << b.text();
+      EXPECT_EQ(b.at("size"), size) << b.text();
+      EXPECT_EQ(b.at("rdma_rpcs"), size > max_imm ? 1 : 0)
+          << "payloads above max_immediate (" << max_imm << ") go by RDMA, others inline:\n"
+          << b.text();
+      rdma_expected += size > max_imm ? 1 : 0;
+    }
+  }
+  auto after = wait_mrs_free(g, 10);
+  int64_t rdma_delta = 0;
+  for (const char* nid : {kA, kB}) {
+    EXPECT_EQ(after[nid].mr_used, 0) << nid << ": MRs still in use:\n" << mr_dump(after);
+    EXPECT_EQ(after[nid].bulk_errors, before[nid].bulk_errors) << mr_dump(after);
+    EXPECT_LE(after[nid].mr_used, after[nid].mr_size) << mr_dump(after);
+    rdma_delta += after[nid].rdma_bytes - before[nid].rdma_bytes;
+  }
+  EXPECT_GT(rdma_delta, 0) << "rdma_bytes did not grow:\n" << mr_dump(after);
+  figure("rdma_rpcs", std::to_string(rdma_expected));
+  figure("rdma_bytes_delta", std::to_string(rdma_delta));
+}
+
+// Writes and reads of 1 MiB and 64 KiB with --check, 8 in flight each, A->B
+// and B->A at once for ~10 s: no error; afterwards no MR held on either NI
+// and every peer credit back.
+TEST_F(BulkVeth, ConcurrentPutsAndGetsBothDirections) {
+  Guest& g = guest("g1");
+  ASSERT_TRUE(insmod(g, kBoth).ok()) << bed().test_log();
+  expect_ping_ok(g, kB, std::string("--source ") + kA);
+  expect_ping_ok(g, kA, std::string("--source ") + kB);
+  struct Flood {
+    const char* op;
+    uint32_t size;
+    const char* to;
+    const char* from;
+  };
+  const Flood floods[] = {
+      {"write", kMiB, kB, kA},
+      {"read", 65536, kB, kA},
+      {"write", 65536, kA, kB},
+      {"read", kMiB, kA, kB},
+  };
+  const int seconds = 10;
+  std::vector<std::future<RunResult>> runs;
+  for (const auto& f : floods) {
+    std::string cmd = brw_cmd(f.op, f.to, f.from,
+                              "--size " + std::to_string(f.size) +
+                                  " --check --concurrency 8 --timeout 60000 --duration " +
+                                  std::to_string(seconds));
+    runs.push_back(
+        std::async(std::launch::async, [&g, cmd, seconds] { return g.run(cmd, seconds + 300.0); }));
+  }
+  int i = 0;
+  for (auto& r : runs) {
+    const Flood& f = floods[i++];
+    std::string what =
+        std::string(f.op) + " " + std::to_string(f.size) + " " + f.from + " -> " + f.to;
+    Brw b = parse_brw(r.get());
+    EXPECT_TRUE(b.error.empty()) << what << ": " << b.error << " (status " << b.run.status
+                                 << (b.run.timed_out ? ", timed out" : "") << ", " << b.run.seconds
+                                 << " s):\n"
+                                 << b.text();
+    EXPECT_EQ(b.err("total"), 0) << what << ":\n" << b.text();
+    EXPECT_GT(b.at("rpcs"), 0) << what << ":\n" << b.text();
+    EXPECT_EQ(b.at("rdma_rpcs"), b.at("rpcs")) << what << ": every payload above max_immediate\n"
+                                               << b.text();
+    figure(std::string("rpcs_") + f.op + "_" + std::to_string(f.size) + "_" +
+               (f.to == kB ? "a_to_b" : "b_to_a"),
+           std::to_string(b.at("rpcs")));
+    if (b.st && b.st["mib_per_s"]) {
+      figure(std::string("mib_per_s_") + f.op + "_" + std::to_string(f.size) + "_" +
+                 (f.to == kB ? "a_to_b" : "b_to_a"),
+             b.st["mib_per_s"].Scalar());
+    }
+  }
+  auto after = wait_mrs_free(g, 15);
+  for (const char* nid : {kA, kB}) {
+    EXPECT_EQ(after[nid].mr_used, 0) << nid << ": MRs still in use:\n" << mr_dump(after);
+    EXPECT_EQ(after[nid].bulk_errors, 0) << mr_dump(after);
+  }
+  // credits back (the last messages' credits return with a NOOP or traffic)
+  std::vector<Record> ps;
+  for (int tries = 0; tries < 20; tries++) {
+    ps = peers(g);
+    bool back = !ps.empty();
+    for (const auto& p : ps) back = back && num(p, "tx credits") == num(p, "tx credits max");
+    if (back) break;
+    usleep(500 * 1000);
+  }
+  ASSERT_FALSE(ps.empty());
+  for (const auto& p : ps) {
+    EXPECT_EQ(num(p, "tx credits"), num(p, "tx credits max")) << "peer credits not back:\n"
+                                                              << dump({p});
+    EXPECT_EQ(num(p, "credit queued"), 0) << dump({p});
+  }
+}
+
+// A bulk message dropped on receipt (o2ctl fault add msg-drop TYPE --count
+// 1): PUT_ACK (the writer never learns the sink), PUT_DONE (the sink never
+// learns the data arrived), GET_DONE (the reader never learns its sink was
+// filled).  The RPC fails (timed out or aborted, never a verify error),
+// the next one succeeds, and every MR is given back.
+TEST_F(BulkVeth, DroppedBulkMessageFailsCleanly) {
+  Guest& g = guest("g1");
+  // timeout=10: a tx waiting for a dropped message gives up in 10 s, not 50
+  ASSERT_TRUE(insmod_with(g, kBoth, "timeout=10").ok()) << bed().test_log();
+  expect_ping_ok(g, kB, std::string("--source ") + kA);
+  const RdmaRes base = rdma_res(g);
+  struct Case {
+    const char* type;
+    const char* op;
+  };
+  for (const Case& c :
+       {Case{"put_ack", "write"}, Case{"put_done", "write"}, Case{"get_done", "read"}}) {
+    SCOPED_TRACE(std::string("msg-drop ") + c.type + ", " + c.op);
+    int id = add_fault(g, std::string("msg-drop ") + c.type + " --count 1");
+    ASSERT_GT(id, 0);
+    auto t0 = std::chrono::steady_clock::now();
+    Brw bad = brw(g, c.op, kB, kA, "--size 1M --check --concurrency 1 --count 1 --timeout 3000");
+    double took = since(t0);
+    EXPECT_NE(bad.run.status, 0) << "the RPC whose " << c.type << " was dropped succeeded:\n"
+                                 << bad.text();
+    EXPECT_EQ(bad.err("total"), 1) << bad.text();
+    EXPECT_EQ(bad.err("verify"), 0) << "a dropped message is no verify error:\n" << bad.text();
+    EXPECT_EQ(bad.err("expired") + bad.err("other") + bad.err("dropped"), 1) << bad.text();
+    figure(std::string("dropped_") + c.type + "_failed_after_s", std::to_string(took));
+    RunResult fl = o2ctl(g, "fault list", 30);
+    EXPECT_NE(fl.out.find("fired: 1"), std::string::npos) << "the rule never fired:\n" << fl.out;
+    // the rule is spent: the next RPC goes through
+    expect_brw_ok(g, c.op, kMiB, 1);
+    EXPECT_TRUE(o2ctl(g, "fault del all", 30).ok());
+    auto after = wait_mrs_free(g, 40);
+    for (const char* nid : {kA, kB}) {
+      EXPECT_EQ(after[nid].mr_used, 0) << nid << ": MRs held after the failed RPC:\n"
+                                       << mr_dump(after);
+    }
+  }
+  // the connections survived or were replaced: nothing more than before
+  RdmaRes now = wait_rdma_res(g, base, 30);
+  EXPECT_LE(now.qp, base.qp) << now.str() << " vs " << base.str();
+  expect_ping_ok(g, kB, std::string("--source ") + kA);
+  expect_unload_frees_rdma(g);
+}
+
+// `o2ctl peer close` twice during a 1 MiB write flood: RPCs in flight fail
+// (never as verify errors), the connection comes back, transfers succeed
+// again and every MR is given back.
+TEST_F(BulkVeth, ConnectionClosedMidTransferFailsCleanly) {
+  Guest& g = guest("g1");
+  ASSERT_TRUE(insmod(g, kBoth).ok()) << bed().test_log();
+  expect_ping_ok(g, kB, std::string("--source ") + kA);
+  const int seconds = 8;
+  std::string cmd = brw_cmd(
+      "write", kB, kA,
+      "--size 1M --check --concurrency 8 --timeout 20000 --duration " + std::to_string(seconds));
+  auto flood =
+      std::async(std::launch::async, [&g, cmd, seconds] { return g.run(cmd, seconds + 300.0); });
+  usleep(2500 * 1000);
+  RunResult c1 = o2ctl(g, std::string("peer close ") + kB + " --source " + kA, 30);
+  EXPECT_TRUE(c1.ok()) << c1.out;
+  usleep(2500 * 1000);
+  RunResult c2 = o2ctl(g, std::string("peer close ") + kB + " --source " + kA, 30);
+  EXPECT_TRUE(c2.ok()) << c2.out;
+  Brw b = parse_brw(flood.get());
+  EXPECT_TRUE(b.error.empty()) << b.error << " (status " << b.run.status << ", " << b.run.seconds
+                               << " s):\n"
+                               << b.text();
+  EXPECT_GT(b.err("total"), 0) << "closing the connection twice failed no RPC:\n" << b.text();
+  EXPECT_EQ(b.err("verify"), 0) << "a closed connection must not corrupt data:\n" << b.text();
+  EXPECT_GT(b.at("rpcs"), b.err("total")) << "no RPC succeeded at all:\n" << b.text();
+  figure("rpcs", std::to_string(b.at("rpcs")));
+  figure("errors", std::to_string(b.err("total")));
+  figure("errors_expired", std::to_string(b.err("expired")));
+  figure("errors_dropped", std::to_string(b.err("dropped")));
+  figure("errors_other", std::to_string(b.err("other")));
+
+  expect_brw_ok(g, "write", kMiB, 3);
+  expect_brw_ok(g, "read", kMiB, 3);
+  auto after = wait_mrs_free(g, 30);
+  for (const char* nid : {kA, kB}) {
+    EXPECT_EQ(after[nid].mr_used, 0) << nid << ":\n" << mr_dump(after);
+  }
+}
+
+// inv-fail --count 3: three MRs' invalidations are taken as failed; the
+// transfers still all succeed, three MRs are replaced (recovered + 3), the
+// pool keeps its size and ends with none in use.
+TEST_F(BulkVeth, FailedInvalidationRecoversTheMr) {
+  Guest& g = guest("g1");
+  ASSERT_TRUE(insmod(g, kBoth).ok()) << bed().test_log();
+  expect_ping_ok(g, kB, std::string("--source ") + kA);
+  // the pools fill on demand: warm them up before the baseline
+  expect_brw_ok(g, "write", 256 * 1024, 2);
+  expect_brw_ok(g, "read", 256 * 1024, 2);
+  auto before = wait_mrs_free(g, 15);
+  ASSERT_TRUE(before[kA].found && before[kB].found) << mr_dump(before);
+  int id = add_fault(g, "inv-fail --count 3");
+  ASSERT_GT(id, 0);
+  expect_brw_ok(g, "write", 256 * 1024, 10);
+  expect_brw_ok(g, "read", 256 * 1024, 10);
+  auto after = wait_mrs_free(g, 15);
+  int64_t recovered = 0;
+  for (const char* nid : {kA, kB}) {
+    recovered += after[nid].mr_recovered - before[nid].mr_recovered;
+    EXPECT_EQ(after[nid].mr_size, before[nid].mr_size) << nid << ": the pool changed size:\n"
+                                                       << mr_dump(after);
+    EXPECT_EQ(after[nid].mr_used, 0) << nid << ":\n" << mr_dump(after);
+  }
+  EXPECT_EQ(recovered, 3) << "inv-fail --count 3 must replace exactly 3 MRs:\n" << mr_dump(after);
+  RunResult fl = o2ctl(g, "fault list", 30);
+  EXPECT_NE(fl.out.find("fired: 3"), std::string::npos) << fl.out;
+  figure("mr_recovered", std::to_string(recovered));
+  figure("mr_pool_size_a", std::to_string(after[kA].mr_size));
+  figure("mr_pool_size_b", std::to_string(after[kB].mr_size));
+}
+
+// cksum=1: every message carries an o2iblnd checksum; pings and 64 KiB
+// transfers both ways still succeed, and net show says cksum 1.
+TEST_F(BulkVeth, CksumParameterChecksMessages) {
+  Guest& g = guest("g1");
+  ASSERT_TRUE(insmod_with(g, kBoth, "cksum=1").ok()) << bed().test_log();
+  RunResult p = run(g, "cat /sys/module/o2lnd/parameters/cksum", 10);
+  EXPECT_EQ(p.out, "1\n") << p.out;
+  auto b = bulk(g);
+  for (const char* nid : {kA, kB}) EXPECT_EQ(b[nid].cksum, 1) << mr_dump(b);
+  expect_ping_ok(g, kB, std::string("--source ") + kA);
+  expect_ping_ok(g, kA, std::string("--source ") + kB);
+  expect_brw_ok(g, "write", 65536, 5);
+  expect_brw_ok(g, "read", 65536, 5);
+  expect_brw_ok(g, "write", 100, 5, kA, kB);
+  auto after = wait_mrs_free(g, 10);
+  for (const char* nid : {kA, kB}) {
+    EXPECT_EQ(after[nid].bulk_errors, 0) << mr_dump(after);
+    EXPECT_EQ(after[nid].mr_used, 0) << mr_dump(after);
+  }
+}
+
+}  // namespace
+}  // namespace o2it
