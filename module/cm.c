@@ -611,6 +611,21 @@ static enum o2_race_verdict o2_cm_race(struct o2_ni *ni, struct o2_peer *peer,
 	return v;
 }
 
+/* Abort our connect that lost a race to the peer's request (if any). */
+static void o2_cm_abort_ours(struct o2_ni *ni, struct o2_conn *ours)
+{
+	char nid[O2_NIDSTR_SIZE];
+
+	if (!ours)
+		return;
+	pr_info_ratelimited("o2lnd: %s: %s is connecting to us; aborting our own connect, stuck for %u ms\n",
+			    ni->net, o2_nid_format(ours->peer->nid, nid,
+						   sizeof(nid)),
+			    jiffies_to_msecs(jiffies - ours->created));
+	o2_conn_close(ours, -EALREADY);
+	o2_conn_put(ours);
+}
+
 static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
 				 struct rdma_cm_event *event)
 {
@@ -679,12 +694,7 @@ static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
 		o2_peer_put(peer);
 		return rc;
 	case O2_RACE_ABORT_OURS:
-		pr_info_ratelimited("o2lnd: %s: %s is connecting to us; aborting our own connect, stuck for %u ms\n",
-				    ni->net, o2_nid_format(peer->nid, nid,
-							   sizeof(nid)),
-				    jiffies_to_msecs(jiffies - ours->created));
-		o2_conn_close(ours, -EALREADY);
-		o2_conn_put(ours);
+		/* closed below, once the accepted conn is on the peer */
 		break;
 	case O2_RACE_ACCEPT:
 		break;
@@ -719,6 +729,7 @@ static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
 		o2_conn_put(conn);
 		rc = o2_cm_reject_peer(peer, id, O2_REJECT_NO_RESOURCES, NULL);
 		o2_peer_put(peer);
+		o2_cm_abort_ours(ni, ours);
 		return rc;
 	}
 	id->context = conn;
@@ -736,6 +747,7 @@ static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
 		conn->cmid = NULL;
 		o2_conn_put(conn);
 		o2_peer_put(peer);
+		o2_cm_abort_ours(ni, ours);
 		return rc;	/* the CM destroys the id */
 	}
 
@@ -752,6 +764,12 @@ static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
 		o2_peer_update_state(peer);
 	spin_unlock(&ni->lock);
 	o2_peer_put(peer);
+	/*
+	 * Only now, with the accepted conn on the peer's list: closing ours
+	 * earlier would leave the peer without a conn while its messages
+	 * wait, and connd would start a new connect in between.
+	 */
+	o2_cm_abort_ours(ni, ours);
 	if (!added) {
 		/* connd destroys the id once this callback has returned */
 		o2_conn_close(conn, -ESHUTDOWN);
