@@ -16,6 +16,7 @@
 #include "../module/state.c"
 #include "../module/fault.c"
 #include "../module/credits.c"
+#include "../module/route.c"
 
 MODULE_DESCRIPTION("o2lnd KUnit tests");
 MODULE_LICENSE("GPL");

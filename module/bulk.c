@@ -59,6 +59,9 @@ static atomic64_t o2_bulk_cookie = ATOMIC64_INIT(0);
  * @seed: pattern seed
  * @flags: O2LND_BRW_F_*
  * @rdma: the payload went by RDMA
+ * @routed: the peer is behind a router: a read goes as an inline GET and
+ *	a payload above the inline maximum comes back as a PUT of an LNet
+ *	REPLY (as LNet does: no RDMA GET through a router)
  */
 struct o2_brw_req {
 	struct list_head list;
@@ -75,6 +78,7 @@ struct o2_brw_req {
 	u64 seed;
 	u32 flags;
 	bool rdma;
+	bool routed;
 };
 
 /* ---- payload pattern ---- */
@@ -164,6 +168,8 @@ static void o2_bulk_release(struct kref *ref)
 	u32 i;
 
 	WARN_ON(b->waiting);
+	if (b->rtr)	/* abandoned without finishing */
+		o2_rtr_msg_done(b->rtr, -ECONNABORTED);
 	o2_bulk_drop_mr(b, false);
 	o2_bulk_unmap(b);
 	if (b->dev)
@@ -290,7 +296,7 @@ static struct o2_bulk *o2_bulk_take(struct o2_conn *conn, u64 cookie,
 	spin_lock(&o2_bulk_lock);
 	list_for_each_entry(b, &o2_bulks, list) {
 		if (b->cookie == cookie && b->kind == kind &&
-		    b->ni == conn->ni && b->peer_nid == conn->peer->nid) {
+		    b->ni == conn->ni && b->hop_nid == conn->peer->nid) {
 			list_del_init(&b->list);
 			b->waiting = false;
 			found = b;
@@ -336,6 +342,19 @@ static void o2_bulk_finish(struct o2_bulk *b, int status)
 	else if (b->kind == O2_BULK_PUT_SRC || b->kind == O2_BULK_GET_SRC)
 		atomic64_add(b->nob, &ni->stats.rdma_bytes);
 	o2_bulk_unmap(b);
+	if (b->rtr) {
+		struct o2_rtr_msg *m = b->rtr;
+
+		/* a PUT this router forwards: in, then out */
+		b->rtr = NULL;
+		if (b->kind == O2_BULK_PUT_SINK && !status) {
+			kref_get(&b->ref);
+			o2_rtr_put_arrived(m, b);
+		} else {
+			o2_rtr_msg_done(m, status);
+		}
+		return;
+	}
 	switch (b->kind) {
 	case O2_BULK_PUT_SRC:
 		/* sent: the RPC still waits for the peer's LNet ACK */
@@ -348,7 +367,15 @@ static void o2_bulk_finish(struct o2_bulk *b, int status)
 		o2_brw_update(b->peer_cookie, status, true, true);
 		break;
 	case O2_BULK_PUT_SINK:
-		o2_bulk_answer_put(b, status);
+		if (!b->reply) {
+			o2_bulk_answer_put(b, status);
+			break;
+		}
+		/* the REPLY of a routed read: the data of our RPC */
+		if (!status && (b->flags & O2LND_BRW_F_CHECK) &&
+		    !o2_bulk_pattern(b, true))
+			status = -EBADMSG;
+		o2_brw_update(b->peer_cookie, status, true, true);
 		break;
 	case O2_BULK_GET_SRC:
 		break;
@@ -585,44 +612,47 @@ static void o2_bulk_refuse(struct o2_conn *conn, const char *why)
 			    why);
 }
 
-/* A PUT_REQ: the peer has data for our selftest sink. */
-static int o2_bulk_rx_put_req(struct o2_conn *conn, struct o2_putreq_msg *m,
-			      bool *credit_now)
+/*
+ * Offer a sink for the PUT of @m (PUT_ACK with its descriptor): for our
+ * selftest portal, or (@rtr) a large router buffer of a PUT forwarded.
+ * Return: 0, or an errno to NAK with.
+ */
+static int o2_bulk_sink_start(struct o2_conn *conn,
+			      const struct o2_putreq_msg *m,
+			      struct o2_rtr_msg *rtr, const struct o2_brw_req *r)
 {
-	struct o2_lnet_hdr *h = &m->hdr;
+	const struct o2_lnet_hdr *h = &m->hdr;
 	u32 nob = le32_to_cpu(h->payload_length);
 	struct o2_putack_msg *ack;
 	struct o2_bulk *b;
 	struct o2_tx *tx;
 	int rc;
 
-	if (le32_to_cpu(h->type) != O2_LNET_MSG_PUT ||
-	    le64_to_cpu(h->dest_nid) != conn->ni->nid ||
-	    le32_to_cpu(h->msg.put.ptl_index) != O2_BRW_PORTAL ||
-	    nob > O2LND_BRW_MAX_SIZE) {
-		/* nobody takes it: NAK, the credit returns at once */
-		o2_bulk_send_completion(conn, O2_MSG_PUT_NAK, m->cookie,
-					-ENODATA);
-		*credit_now = true;
-		return 0;
-	}
-	b = o2_bulk_alloc(conn->ni, O2_BULK_PUT_SINK, nob,
-			  le64_to_cpu(h->msg.put.hdr_data),
-			  (u32)le64_to_cpu(h->msg.put.match_bits));
+	if (r)
+		b = o2_bulk_alloc(conn->ni, O2_BULK_PUT_SINK, nob, r->seed,
+				  r->flags);
+	else
+		b = o2_bulk_alloc(conn->ni, O2_BULK_PUT_SINK, nob,
+				  rtr ? 0 : le64_to_cpu(h->msg.put.hdr_data),
+				  rtr ? 0 :
+				  (u32)le64_to_cpu(h->msg.put.match_bits));
 	rc = b ? o2_bulk_map(b, conn) : -ENOMEM;
 	tx = rc ? NULL : o2_bulk_tx(conn->ni, O2_MSG_PUT_ACK, b,
 				    sizeof(*ack) + sizeof(ack->rd.frags[0]));
 	if (!tx) {
 		if (b)
 			o2_bulk_put(b);
-		o2_bulk_send_completion(conn, O2_MSG_PUT_NAK, m->cookie,
-					rc ? rc : -ENOMEM);
-		*credit_now = true;
-		return 0;
+		return rc ? rc : -ENOMEM;
 	}
 	b->peer_cookie = m->cookie;
 	b->peer_nid = le64_to_cpu(h->src_nid);
+	b->hop_nid = conn->peer->nid;
 	b->ack_wmd = h->msg.put.ack_wmd;
+	b->rtr = rtr;
+	if (r) {
+		b->reply = true;
+		b->peer_cookie = r->cookie;
+	}
 	ack = tx->msg + sizeof(struct o2_msg_hdr);
 	ack->src_cookie = m->cookie;
 	ack->dst_cookie = b->cookie;
@@ -631,8 +661,165 @@ static int o2_bulk_rx_put_req(struct o2_conn *conn, struct o2_putreq_msg *m,
 	o2_bulk_wait(b, conn);
 	o2_bulk_put(b);		/* the table and the tx hold it */
 	o2_bulk_reply(conn, tx);
-	*credit_now = false;	/* PUT_DONE returns it */
 	return 0;
+}
+
+/*
+ * A PUT_REQ carrying an LNet REPLY for us: the data of a routed selftest
+ * read.  Return: 0 or an errno to NAK with.
+ */
+static int o2_brw_reply_put(struct o2_conn *conn, const struct o2_putreq_msg *m)
+{
+	const struct o2_lnet_hdr *h = &m->hdr;
+	u64 cookie = le64_to_cpu(h->msg.reply.dst_wmd.object_cookie);
+	u64 from = le64_to_cpu(h->src_nid);
+	struct o2_brw_req *r, copy;
+	bool found = false;
+
+	spin_lock(&o2_bulk_lock);
+	list_for_each_entry(r, &o2_brws, list) {
+		if (r->cookie == cookie && r->nid == from && r->routed &&
+		    r->op == O2LND_BRW_READ && !r->finished &&
+		    r->nob == le32_to_cpu(h->payload_length)) {
+			copy = *r;
+			found = true;
+			break;
+		}
+	}
+	spin_unlock(&o2_bulk_lock);
+	if (!found)
+		return -ENODATA;
+	return o2_bulk_sink_start(conn, m, NULL, &copy);
+}
+
+/*
+ * A PUT_REQ: the peer has data for our selftest sink, or for another
+ * node through this router.
+ */
+static int o2_bulk_rx_put_req(struct o2_conn *conn, struct o2_putreq_msg *m,
+			      bool *credit_now)
+{
+	struct o2_lnet_hdr *h = &m->hdr;
+	u64 dest = le64_to_cpu(h->dest_nid);
+	u32 nob = le32_to_cpu(h->payload_length);
+	int rc;
+
+	if ((le32_to_cpu(h->type) == O2_LNET_MSG_PUT ||
+	     le32_to_cpu(h->type) == O2_LNET_MSG_REPLY) &&
+	    dest != conn->ni->nid && !o2_ni_by_nid(dest)) {
+		rc = o2_rtr_forward_put(conn, m);
+		*credit_now = rc != 0;	/* else PUT_DONE or PUT_NAK returns it */
+		if (rc)
+			o2_bulk_send_completion(conn, O2_MSG_PUT_NAK, m->cookie,
+						rc);
+		return 0;
+	}
+	if (le32_to_cpu(h->type) == O2_LNET_MSG_REPLY &&
+	    dest == conn->ni->nid && nob <= O2LND_BRW_MAX_SIZE) {
+		rc = o2_brw_reply_put(conn, m);
+		if (rc)
+			o2_bulk_send_completion(conn, O2_MSG_PUT_NAK, m->cookie,
+						rc);
+		*credit_now = rc != 0;
+		return 0;
+	}
+	if (le32_to_cpu(h->type) != O2_LNET_MSG_PUT ||
+	    dest != conn->ni->nid ||
+	    le32_to_cpu(h->msg.put.ptl_index) != O2_BRW_PORTAL ||
+	    nob > O2LND_BRW_MAX_SIZE) {
+		/* nobody takes it: NAK, the credit returns at once */
+		o2_bulk_send_completion(conn, O2_MSG_PUT_NAK, m->cookie,
+					-ENODATA);
+		*credit_now = true;
+		return 0;
+	}
+	rc = o2_bulk_sink_start(conn, m, NULL, NULL);
+	if (rc)
+		o2_bulk_send_completion(conn, O2_MSG_PUT_NAK, m->cookie, rc);
+	*credit_now = rc != 0;	/* else PUT_DONE returns it */
+	return 0;
+}
+
+/**
+ * o2_bulk_rtr_sink() - take the data of a PUT this router forwards
+ * @conn: the conn the PUT_REQ came on
+ * @m: the request
+ * @rtr: the router's message, which holds a large buffer credit; it is
+ *	completed (o2_rtr_put_arrived() or o2_rtr_msg_done()) once this
+ *	returns 0
+ *
+ * Return: 0, or an errno (the caller NAKs).
+ */
+int o2_bulk_rtr_sink(struct o2_conn *conn, const struct o2_putreq_msg *m,
+		     struct o2_rtr_msg *rtr)
+{
+	return o2_bulk_sink_start(conn, m, rtr, NULL);
+}
+
+/**
+ * o2_bulk_rtr_nak() - refuse a PUT this router was to forward
+ * @conn: the conn its PUT_REQ came on
+ * @m: the request
+ * @status: why (negative errno)
+ *
+ * Sends PUT_NAK and gives back the credit the PUT_REQ kept.
+ */
+void o2_bulk_rtr_nak(struct o2_conn *conn, const struct o2_putreq_msg *m,
+		     int status)
+{
+	o2_bulk_send_completion(conn, O2_MSG_PUT_NAK, m->cookie, status);
+	spin_lock(&conn->lock);
+	o2_credits_repost(&conn->cr, O2_RX_CREDIT_PEER);
+	spin_unlock(&conn->lock);
+	o2_conn_check_sends(conn);
+}
+
+/**
+ * o2_bulk_rtr_send() - send on the data of a PUT this router forwards
+ * @ni: the NI towards the next hop
+ * @hop: the next hop
+ * @hdr: the PUT's LNet header (forwarded unchanged)
+ * @b: the buffer holding the data (the caller's reference passes)
+ * @rtr: the router's message, completed when the exchange ends
+ */
+void o2_bulk_rtr_send(struct o2_ni *ni, u64 hop, const struct o2_lnet_hdr *hdr,
+		      struct o2_bulk *b, struct o2_rtr_msg *rtr)
+{
+	struct o2_putreq_msg *m;
+	struct o2_tx *tx;
+
+	/* the sink side is over: its device and conn are let go */
+	if (b->dev) {
+		o2_dev_put(b->dev);
+		b->dev = NULL;
+	}
+	if (b->conn) {
+		o2_conn_put(b->conn);
+		b->conn = NULL;
+	}
+	b->kind = O2_BULK_PUT_SRC;
+	b->ni = ni;
+	b->hop_nid = hop;
+	b->peer_nid = le64_to_cpu(hdr->dest_nid);
+	b->peer_cookie = 0;
+	b->cookie = atomic64_inc_return(&o2_bulk_cookie);
+	b->status = 0;
+	b->deadline = jiffies + o2_timeout * HZ;
+	tx = o2_bulk_tx(ni, O2_MSG_PUT_REQ, b, sizeof(*m));
+	if (!tx) {
+		o2_bulk_put(b);
+		o2_rtr_msg_done(rtr, -ENOBUFS);
+		return;
+	}
+	b->rtr = rtr;
+	m = tx->msg + sizeof(struct o2_msg_hdr);
+	m->hdr = *hdr;
+	m->cookie = b->cookie;
+	tx->deadline = b->deadline;
+	tx->has_deadline = true;
+	o2_bulk_wait(b, NULL);
+	o2_bulk_put(b);		/* the table and the tx hold it */
+	o2_ni_launch(ni, hop, tx);
 }
 
 /* A GET_REQ: RDMA-write our selftest source into the peer's sink. */
@@ -893,6 +1080,45 @@ bool o2_bulk_lnet_ack(u64 cookie, u64 from, u64 match_bits, u32 mlength)
 	return true;
 }
 
+/*
+ * Answer an inline GET of the selftest portal asking for more than fits
+ * inline (it came through a router) with an LNet REPLY sent as a PUT:
+ * PUT_REQ to the next hop, which RDMA-reads nothing: it offers a sink
+ * (PUT_ACK) that we RDMA-write.
+ */
+static void o2_brw_reply_by_put(struct o2_ni *ni, const struct o2_lnet_hdr *get,
+				u64 to, u32 nob, u64 mb)
+{
+	struct o2_putreq_msg *m;
+	struct o2_bulk *b;
+	struct o2_tx *tx;
+
+	b = o2_bulk_alloc(ni, O2_BULK_PUT_SRC, nob, mb >> 1,
+			  (u32)mb & O2LND_BRW_F_CHECK);
+	if (!b) {
+		atomic64_inc(&ni->stats.bulk_errors);
+		return;
+	}
+	o2_bulk_pattern(b, false);
+	b->peer_nid = to;
+	b->hop_nid = o2_route_hop(ni, to, false);
+	tx = o2_bulk_tx(ni, O2_MSG_PUT_REQ, b, sizeof(*m));
+	if (!tx) {
+		atomic64_inc(&ni->stats.bulk_errors);
+		o2_bulk_put(b);
+		return;
+	}
+	m = tx->msg + sizeof(struct o2_msg_hdr);
+	o2_lnet_hdr_init(&m->hdr, ni, to, O2_LNET_MSG_REPLY, nob);
+	m->hdr.msg.reply.dst_wmd = get->msg.get.return_wmd;
+	m->cookie = b->cookie;
+	tx->deadline = b->deadline;
+	tx->has_deadline = true;
+	o2_bulk_wait(b, NULL);
+	o2_bulk_put(b);		/* the table and the tx hold it */
+	o2_ni_launch(ni, to, tx);
+}
+
 /**
  * o2_brw_rx_immediate() - an IMMEDIATE LNet message for the selftest
  *	portal, or a REPLY for a selftest read
@@ -931,8 +1157,15 @@ bool o2_brw_rx_immediate(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
 		struct o2_lnet_hdr *rep;
 		struct o2_tx *tx;
 
-		if (want > O2_MAX_IMMEDIATE)
-			return true;	/* not inline: nothing to send */
+		if (want > O2LND_BRW_MAX_SIZE) {
+			atomic64_inc(&ni->stats.bulk_errors);
+			return true;
+		}
+		if (want > O2_MAX_IMMEDIATE) {
+			/* a routed read: the REPLY goes by PUT */
+			o2_brw_reply_by_put(ni, hdr, from, want, mb);
+			return true;
+		}
 		tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
 		if (!tx)
 			return true;
@@ -995,7 +1228,7 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 		tx->brw_cookie = r->cookie;
 		return o2_ni_launch(ni, r->nid, tx);
 	}
-	if (r->op == O2LND_BRW_READ && !r->rdma) {
+	if (r->op == O2LND_BRW_READ && (!r->rdma || r->routed)) {
 		tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
 		if (!tx)
 			return -ENOBUFS;
@@ -1016,6 +1249,7 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 	if (!b)
 		return -ENOMEM;
 	b->peer_nid = r->nid;
+	b->hop_nid = o2_route_hop(ni, r->nid, false);
 	b->peer_cookie = r->cookie;
 	if (r->op == O2LND_BRW_WRITE) {
 		struct o2_putreq_msg *m;
@@ -1100,6 +1334,7 @@ int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 	r->seed = seed & (U64_MAX >> 1);
 	r->flags = flags;
 	r->rdma = size > O2_MAX_IMMEDIATE;
+	r->routed = o2_nid_net(nid) != o2_nid_net(ni->nid);
 	spin_lock(&o2_bulk_lock);
 	list_add_tail(&r->list, &o2_brws);
 	spin_unlock(&o2_bulk_lock);

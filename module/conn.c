@@ -280,6 +280,7 @@ void o2_conn_close(struct o2_conn *conn, int error)
 	}
 	o2_tx_fail_list(&fail, error ? error : -ECONNABORTED);
 	o2_bulk_conn_closed(conn);
+	o2_rtr_conn_closed(conn);
 	o2_connd_teardown(conn);
 }
 

@@ -62,6 +62,11 @@ static void o2_conn_teardown_fn(struct work_struct *work)
 		ib_drain_qp(conn->qp);
 	/* completions held back by a fault are handled (bounded delay) */
 	wait_event(o2_exit_waitq, !atomic_read(&conn->late_sends));
+	/*
+	 * a receive buffer being copied out by the router (its waiting
+	 * messages were released by o2_conn_close(): no more can come)
+	 */
+	wait_event(o2_exit_waitq, !atomic_read(&conn->rtr_held));
 	/* every completion has run: nothing is posted any more */
 	spin_lock(&conn->lock);
 	WARN_ON(conn->cr.nposted || conn->cr.sq_used);
@@ -274,6 +279,7 @@ static void o2_connd_scan_fn(struct work_struct *work)
 	int i;
 
 	o2_bulk_expire(jiffies, false);
+	o2_rtr_expire(jiffies, false);
 	list_for_each_entry(ni, &o2_nis, list) {
 		/* bounded: at most 100 actions per NI per pass */
 		for (i = 0; i < 100; i++) {

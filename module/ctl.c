@@ -213,6 +213,42 @@ out:
 	return rc;
 }
 
+static long o2_ctl_route_show(void __user *uarg)
+{
+	struct o2lnd_ioc_route r;
+	u32 index;
+	long rc;
+
+	rc = o2_ctl_copy_in(&r, sizeof(r), uarg, true);
+	if (rc)
+		return rc;
+	index = r.index;
+	memset(&r, 0, sizeof(r));
+	o2_ctl_hdr_out(&r.hdr, sizeof(r));
+	r.index = index;
+	rc = o2_route_show(index, &r);
+	return rc ? rc : o2_ctl_copy_out(uarg, &r, sizeof(r));
+}
+
+static long o2_ctl_routing_show(void __user *uarg)
+{
+	struct o2lnd_ioc_routing *r;
+	long rc;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	rc = o2_ctl_copy_in(r, sizeof(*r), uarg, true);
+	if (!rc) {
+		memset(r, 0, sizeof(*r));
+		o2_ctl_hdr_out(&r->hdr, sizeof(*r));
+		o2_routing_show(r);
+		rc = o2_ctl_copy_out(uarg, r, sizeof(*r));
+	}
+	kfree(r);
+	return rc;
+}
+
 static long o2_ctl_conn_show(void __user *uarg)
 {
 	struct o2lnd_ioc_conn *c;
@@ -330,6 +366,10 @@ static long o2_ctl_ioctl(struct file *file, unsigned int cmd,
 		return o2_ctl_peer_show(uarg);
 	case O2LND_IOC_CONN_SHOW:
 		return o2_ctl_conn_show(uarg);
+	case O2LND_IOC_ROUTE_SHOW:
+		return o2_ctl_route_show(uarg);
+	case O2LND_IOC_ROUTING_SHOW:
+		return o2_ctl_routing_show(uarg);
 	case O2LND_IOC_PEER_CLOSE:
 		return o2_ctl_peer_close(uarg);
 	case O2LND_IOC_FAULT_ADD:

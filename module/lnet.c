@@ -142,7 +142,9 @@ struct o2_peer *o2_peer_find_or_create(struct o2_ni *ni, u64 nid)
 	INIT_LIST_HEAD(&peer->conns);
 	INIT_LIST_HEAD(&peer->tx_queue);
 	INIT_LIST_HEAD(&peer->credit_q);
+	INIT_LIST_HEAD(&peer->rtr_q);
 	o2_txcr_init(&peer->txcr, o2_peer_credits);
+	o2_txcr_init(&peer->rtrcr, o2_rtr_peer_credits());
 	o2_our_connparams(&peer->cp);
 
 	spin_lock(&ni->lock);
@@ -168,7 +170,8 @@ static void o2_peer_release(struct kref *ref)
 	struct o2_peer *peer = container_of(ref, struct o2_peer, ref);
 
 	WARN_ON(!list_empty(&peer->conns) || !list_empty(&peer->tx_queue) ||
-		!list_empty(&peer->credit_q) || peer->ntx);
+		!list_empty(&peer->credit_q) || peer->ntx ||
+		!list_empty(&peer->rtr_q));
 	refcount_dec(&peer->ni->ref);
 	kfree(peer);
 	if (atomic_dec_and_test(&o2_npeers))
@@ -267,7 +270,8 @@ static bool o2_tx_take_ni_credit(struct o2_ni *ni, struct o2_tx *tx)
 /**
  * o2_ni_launch() - send a tx to @nid, connecting first if needed
  * @ni: the NI to send from
- * @nid: the destination
+ * @nid: the destination; on another network than @ni's, the tx goes to
+ *	the gateway of its route (its LNet header names @nid)
  * @tx: the tx; its reference passes to o2lnd whatever happens (a failure
  *	completes the tx with an error status)
  *
@@ -290,6 +294,16 @@ int o2_ni_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx)
 	bool send = true;
 	int rc;
 
+	if (!tx->peer) {
+		u64 hop = o2_route_hop(ni, nid, true);
+
+		if (!hop) {
+			tx->status = -EHOSTUNREACH;
+			o2_tx_put(tx);
+			return -EHOSTUNREACH;
+		}
+		nid = hop;
+	}
 	tx->nid = nid;
 	if (!tx->has_deadline) {
 		tx->deadline = jiffies + o2_timeout * HZ;
@@ -612,7 +626,7 @@ static void o2_lnet_handle_get(struct o2_conn *conn,
 	room = min(room, le32_to_cpu(hdr->msg.get.sink_length));
 	len = o2_ping_info_fill(rep + 1, room);
 	rep->dest_nid = hdr->src_nid;
-	rep->src_nid = cpu_to_le64(ni->nid);
+	rep->src_nid = hdr->dest_nid;	/* the NID asked: ours */
 	rep->dest_pid = hdr->src_pid;
 	rep->src_pid = cpu_to_le32(O2LND_PID_LUSTRE);
 	rep->type = cpu_to_le32(O2_LNET_MSG_REPLY);
@@ -625,32 +639,46 @@ static void o2_lnet_handle_get(struct o2_conn *conn,
 /**
  * o2_lnet_recv() - an IMMEDIATE message's LNet part arrived
  * @conn: the conn it came on
+ * @rx: its receive buffer
  * @payload: LNet header + payload
  * @nob: their length
  *
- * Called from the Receive completion; copies what it keeps.
+ * Called from the Receive completion; copies what it keeps.  A message
+ * for another node is forwarded (router.c).
+ *
+ * Return: true if the router holds @rx (it reposts it), else false.
  */
-void o2_lnet_recv(struct o2_conn *conn, void *payload, u32 nob)
+bool o2_lnet_recv(struct o2_conn *conn, struct o2_rx *rx, void *payload,
+		  u32 nob)
 {
 	const struct o2_lnet_hdr *hdr = payload;
 	struct o2_ni *ni = conn->ni;
+	u64 dest;
 	u32 plen;
 
 	if (nob < sizeof(*hdr)) {
 		o2_lnet_drop(conn, "short LNet header");
-		return;
+		return false;
 	}
 	plen = le32_to_cpu(hdr->payload_length);
 	if (plen > nob - sizeof(*hdr)) {
 		o2_lnet_drop(conn, "truncated payload");
-		return;
+		return false;
 	}
-	if (le64_to_cpu(hdr->dest_nid) != ni->nid) {
-		o2_lnet_drop(conn, "not for this NI");
-		return;
+	dest = le64_to_cpu(hdr->dest_nid);
+	if (dest != ni->nid) {
+		if (!o2_ni_by_nid(dest))
+			return o2_rtr_forward(conn, rx, payload,
+					      sizeof(*hdr) + plen);
+		/* a router answers pings on any of its NIDs, as LNet does */
+		if (le32_to_cpu(hdr->type) == O2_LNET_MSG_GET)
+			o2_lnet_handle_get(conn, hdr);
+		else
+			o2_lnet_drop(conn, "not for this NI");
+		return false;
 	}
 	if (o2_brw_rx_immediate(conn, hdr, hdr + 1))
-		return;
+		return false;
 	switch (le32_to_cpu(hdr->type)) {
 	case O2_LNET_MSG_ACK:
 		if (!o2_bulk_lnet_ack(le64_to_cpu(hdr->msg.ack.dst_wmd.object_cookie),
@@ -672,6 +700,7 @@ void o2_lnet_recv(struct o2_conn *conn, void *payload, u32 nob)
 		o2_lnet_drop(conn, "unsupported LNet type");
 		break;
 	}
+	return false;
 }
 
 static u32 o2_pi32(bool flip, __le32 v)
@@ -718,22 +747,29 @@ static int o2_ping_parse(struct o2_ping_req *ping, struct o2lnd_ioc_ping *out,
  *	@nid's network
  * @rc: out: why there is none
  *
+ * A @nid on no local network is reached through the gateway of its route
+ * (routes=): the NI is the one on the gateway's network.
+ *
  * Return: the NI, or NULL with @rc -EINVAL (@src_nid not local),
- * -EHOSTUNREACH (not on @nid's network) or -ENETDOWN (NI not up).
+ * -EHOSTUNREACH (neither on @nid's network nor on that of a gateway to
+ * it) or -ENETDOWN (NI not up).
  */
 struct o2_ni *o2_ni_for(u64 nid, u64 src_nid, int *rc)
 {
 	struct o2_ni *ni;
+	u64 hop = nid;
 
 	*rc = 0;
+	if (!o2_ni_by_net(o2_nid_net(nid)) && !o2_route_ni(nid, &hop))
+		hop = 0;
 	if (src_nid != O2LND_NID_ANY) {
 		ni = o2_ni_by_nid(src_nid);
 		if (!ni)
 			*rc = -EINVAL;
-		else if (o2_nid_net(ni->nid) != o2_nid_net(nid))
+		else if (!hop || o2_nid_net(ni->nid) != o2_nid_net(hop))
 			*rc = -EHOSTUNREACH;
 	} else {
-		ni = o2_ni_by_net(o2_nid_net(nid));
+		ni = hop ? o2_ni_by_net(o2_nid_net(hop)) : NULL;
 		if (!ni)
 			*rc = -EHOSTUNREACH;
 	}
@@ -1132,6 +1168,12 @@ int o2_nis_start(const char *networks)
 		o2_nis_free();
 		return rc;
 	}
+	rc = o2_rtr_init();
+	if (rc) {
+		o2_nis_stop();
+		o2_nis_free();
+		return rc;
+	}
 	list_for_each_entry(ni, &o2_nis, list)
 		WRITE_ONCE(ni->up, true);
 	return 0;
@@ -1310,6 +1352,7 @@ int o2_peer_show(u32 ni_index, u32 index, struct o2lnd_ioc_peer *out)
 				jiffies_to_msecs(now - READ_ONCE(peer->alive)) :
 				~0U;
 		out->tx_timeouts = atomic64_read(&peer->st.tx_timeouts);
+		o2_rtr_peer_show(peer, out);
 	}
 	spin_unlock(&ni->lock);
 	return found ? 0 : -ENOENT;
@@ -1472,6 +1515,7 @@ void o2_nis_stop(void)
 		o2_tx_fail_list(&fail, -ESHUTDOWN);
 	}
 	/* exchanges still waiting hold conns and device users */
+	o2_rtr_expire(jiffies, true);
 	o2_bulk_expire(jiffies, true);
 	o2_wait_zero(&o2_nconns, "connections");
 

@@ -195,6 +195,11 @@ struct o2_brw_req;
  * @flags: O2LND_BRW_F_*
  * @ack_wmd: PUT_SINK: the PUT's ack_wmd, echoed in the LNet ACK
  * @rpc: the selftest RPC it serves (client side)
+ * @hop_nid: the peer on the wire (the next hop): only its messages may
+ *	complete the exchange
+ * @rtr: the router message whose PUT it carries (router.c), or NULL
+ * @reply: a sink for the LNet REPLY of a routed selftest read (its RPC's
+ *	cookie in @peer_cookie)
  */
 struct o2_bulk {
 	struct kref ref;
@@ -221,6 +226,9 @@ struct o2_bulk {
 	u32 flags;
 	struct o2_lnet_wmd ack_wmd;
 	struct o2_brw_req *rpc;
+	u64 hop_nid;
+	struct o2_rtr_msg *rtr;
+	bool reply;
 };
 
 /**
@@ -305,6 +313,10 @@ struct o2_ni {
  * @tx_queue: txs waiting for a connection (ni->lock)
  * @txcr: LNet peer tx credits (ni->lock)
  * @credit_q: txs waiting for a peer tx credit (ni->lock)
+ * @rtrcr: its router buffer credits (o2_rtr_lock, router.c)
+ * @rtr_q: its messages waiting for a router credit (o2_rtr_lock)
+ * @rtr_probe_at: while it is down, when the router lets the next message
+ *	to it through as a probe (ni->lock)
  * @ntx: txs of this peer alive, bounded by o2_credits (ni->lock)
  * @down: health: marked down after O2LND_PEER_DOWN_FAILURES failures in a
  *	row, up again on a success (ni->lock)
@@ -336,6 +348,9 @@ struct o2_peer {
 	struct list_head tx_queue;
 	struct o2_txcr txcr;
 	struct list_head credit_q;
+	struct o2_txcr rtrcr;
+	struct list_head rtr_q;
+	unsigned long rtr_probe_at;
 	int ntx;
 	bool down;
 	u32 failures;
@@ -426,6 +441,11 @@ struct o2_rx {
  * @keepalives: keepalive NOOPs sent
  * @cred_turn: a credited message goes next if one can (fairness between
  *	the credit-less and the credited queues)
+ * @rtr_held: receive buffers held by messages waiting for a router
+ *	buffer or being copied out of one; teardown waits for 0, which
+ *	o2_rtr_conn_closed() makes immediate
+ * @rtr_closed: o2_rtr_conn_closed() ran: no message of it may wait any
+ *	more (o2_rtr_lock)
  * @late_sends: Send completions held back by a SEND_DELAY fault; teardown
  *	waits for them after the drain
  * @hold_sends: iWARP passive side: nothing is posted until the first
@@ -465,6 +485,8 @@ struct o2_conn {
 	u32 keepalives;
 	bool cred_turn;
 	atomic_t late_sends;
+	atomic_t rtr_held;
+	bool rtr_closed;
 	bool hold_sends;
 	bool greet;
 	int nrx;
@@ -504,6 +526,7 @@ struct o2_conn {
  * @reg: post an IB_WR_REG_MR of @bulk's MR before the message
  * @rd: the peer's descriptor to RDMA-write @bulk to (kmalloc'ed), or NULL
  * @brw_cookie: the inline selftest RPC this request belongs to, or 0
+ * @rtr: the router message it forwards (its router buffer), or NULL
  */
 struct o2_tx {
 	struct ib_cqe cqe;
@@ -532,6 +555,7 @@ struct o2_tx {
 	bool reg;
 	struct o2_rdma_desc *rd;
 	u64 brw_cookie;
+	struct o2_rtr_msg *rtr;
 };
 
 /* an internal tx: invalidates tx->bulk's MR through the send queue */
@@ -548,7 +572,31 @@ struct o2_mr *o2_mr_get(struct o2_dev *dev);
 void o2_mr_put(struct o2_mr *mr, bool clean);
 void o2_mr_pool_destroy(struct o2_dev *dev);
 
+/* router.c */
+struct o2_rtr_msg;
+extern bool o2_forwarding;
+int o2_rtr_init(void);
+int o2_rtr_peer_credits(void);
+struct o2_ni *o2_route_ni(u64 nid, u64 *hop);
+u64 o2_route_hop(struct o2_ni *ni, u64 nid, bool count);
+bool o2_rtr_forward(struct o2_conn *conn, struct o2_rx *rx, void *payload,
+		    u32 nob);
+int o2_rtr_forward_put(struct o2_conn *conn, const struct o2_putreq_msg *m);
+void o2_rtr_put_arrived(struct o2_rtr_msg *m, struct o2_bulk *b);
+void o2_rtr_msg_done(struct o2_rtr_msg *m, int status);
+void o2_rtr_conn_closed(struct o2_conn *conn);
+void o2_rtr_expire(unsigned long now, bool all);
+int o2_route_show(u32 index, struct o2lnd_ioc_route *out);
+void o2_routing_show(struct o2lnd_ioc_routing *out);
+void o2_rtr_peer_show(struct o2_peer *peer, struct o2lnd_ioc_peer *out);
+
 /* bulk.c */
+int o2_bulk_rtr_sink(struct o2_conn *conn, const struct o2_putreq_msg *m,
+		     struct o2_rtr_msg *rtr);
+void o2_bulk_rtr_nak(struct o2_conn *conn, const struct o2_putreq_msg *m,
+		     int status);
+void o2_bulk_rtr_send(struct o2_ni *ni, u64 hop, const struct o2_lnet_hdr *hdr,
+		      struct o2_bulk *b, struct o2_rtr_msg *rtr);
 extern int o2_cksum_param;
 int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 	   u32 flags, u64 seed, struct o2lnd_ioc_brw *out);
@@ -601,6 +649,7 @@ bool o2_conn_tx_late(struct o2_conn *conn, unsigned long now);
 int o2_rx_alloc(struct o2_conn *conn);
 void o2_rx_free(struct o2_conn *conn);
 int o2_rx_post_all(struct o2_conn *conn);
+void o2_rx_repost(struct o2_rx *rx, enum o2_rx_credit credit);
 
 /* connd.c */
 int o2_connd_init(void);
@@ -618,7 +667,8 @@ void o2_ni_expire_credit_waits(struct o2_ni *ni, unsigned long now);
 struct o2_peer *o2_peer_find_locked(struct o2_ni *ni, u64 nid);
 struct o2_peer *o2_peer_find_or_create(struct o2_ni *ni, u64 nid);
 void o2_peer_put(struct o2_peer *peer);
-void o2_lnet_recv(struct o2_conn *conn, void *payload, u32 nob);
+bool o2_lnet_recv(struct o2_conn *conn, struct o2_rx *rx, void *payload,
+		  u32 nob);
 void o2_lnet_tx_done(struct o2_tx *tx);
 struct o2_ni *o2_ni_by_nid(u64 nid);
 struct o2_ni *o2_ni_by_net(u32 net);

@@ -213,8 +213,9 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		atomic64_add(hdr->nob, &conn->ni->stats.recv_bytes);
 		atomic64_inc(&conn->peer->st.recv_count);
 		atomic64_add(hdr->nob, &conn->peer->st.recv_bytes);
-		o2_lnet_recv(conn, rx->msg + sizeof(*hdr),
-			     hdr->nob - sizeof(*hdr));
+		if (o2_lnet_recv(conn, rx, rx->msg + sizeof(*hdr),
+				 hdr->nob - sizeof(*hdr)))
+			return;	/* held by the router: o2_rx_repost() */
 		break;
 	default:
 		/* CONNREQ/CONNACK on a live conn */
@@ -224,6 +225,23 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 
 repost:
+	o2_rx_repost(rx, credit);
+}
+
+/**
+ * o2_rx_repost() - post a receive buffer again once its message is done
+ * @rx: the buffer
+ * @credit: what its message gives back (o2_rx_credit_of())
+ *
+ * From the Receive completion, or later for a buffer the router held
+ * (o2_rtr_forward()).  On a closing conn the buffer stays unposted.
+ * Callable from process context holding no o2lnd lock.
+ */
+void o2_rx_repost(struct o2_rx *rx, enum o2_rx_credit credit)
+{
+	struct o2_conn *conn = rx->conn;
+	int rc;
+
 	spin_lock(&conn->lock);
 	rc = o2_rx_post_locked(conn, rx);
 	if (!rc)

@@ -46,6 +46,8 @@ static void o2_tx_release(struct kref *ref)
 		o2_brw_tx_done(tx);
 	if (tx->bulk)
 		o2_bulk_tx_done(tx, !tx->status);
+	if (tx->rtr)	/* a forwarded message: its router buffer */
+		o2_rtr_msg_done(tx->rtr, tx->status);
 	kfree(tx->rd);
 	if (tx->peer) {
 		if (tx->status == -ETIMEDOUT) {

@@ -23,7 +23,7 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-#define O2LND_ABI_VERSION	4
+#define O2LND_ABI_VERSION	5
 #define O2LND_DEV_NAME		"o2lnd"		/* /dev/o2lnd */
 
 /* LNet network types (lnd types) used in NIDs */
@@ -313,6 +313,13 @@ struct o2lnd_ioc_net {
  * @alive_ms: out: ms since it was last heard from (a message received or a
  *	Send completed), ~0 if never
  * @tx_timeouts: out: messages to it failed because their deadline passed
+ * @rtr_credits: out: router buffer credits of the peer on a router
+ *	(LNet's lpni_rtrcredits): buffers it may still hold; below 0, that
+ *	many of its messages wait for one
+ * @rtr_credits_max: out: its router buffer credits when idle
+ *	(peer_buffer_credits)
+ * @rtr_credits_min: out: the lowest @rtr_credits ever reached
+ * @rtr_queued: out: its messages waiting for a router buffer now
  */
 struct o2lnd_ioc_peer {
 	struct o2lnd_ioc_hdr hdr;
@@ -352,6 +359,10 @@ struct o2lnd_ioc_peer {
 	__u32 downs;
 	__u32 alive_ms;
 	__u64 tx_timeouts;
+	__s32 rtr_credits;
+	__u32 rtr_credits_max;
+	__s32 rtr_credits_min;
+	__u32 rtr_queued;
 };
 
 /**
@@ -607,6 +618,98 @@ struct o2lnd_ioc_brw {
 	__u32 pad;
 };
 
+/**
+ * struct o2lnd_ioc_route - O2LND_IOC_ROUTE_SHOW: one route by index
+ * @hdr: header
+ * @index: in: 0-based route index; -ENOENT past the last
+ * @count: out: routes configured (module parameter routes=)
+ * @net: out: the remote network (the high 32 bits of its NIDs)
+ * @hops: out: hop count (1 unless given)
+ * @gateway: out: the gateway's NID (on a local network)
+ * @priority: out: priority (0 highest; 0 unless given)
+ * @gw_health: out: O2LND_HEALTH_UP or _DOWN: the gateway peer's health
+ *	(UP while it was never tried)
+ * @sent: out: messages sent through this route
+ * @dropped: out: messages for this route dropped because its gateway was
+ *	down
+ */
+struct o2lnd_ioc_route {
+	struct o2lnd_ioc_hdr hdr;
+	__u32 index;
+	__u32 count;
+	__u32 net;
+	__u32 hops;
+	__u64 gateway;
+	__u32 priority;
+	__u32 gw_health;
+	__u64 sent;
+	__u64 dropped;
+};
+
+/* router buffer pools, as LNet's: payload 0, up to a page, up to 1 MiB */
+#define O2LND_RTR_TINY		0
+#define O2LND_RTR_SMALL		1
+#define O2LND_RTR_LARGE		2
+#define O2LND_RTR_NPOOLS	3
+
+/**
+ * struct o2lnd_rtr_pool - one router buffer pool
+ * @nbuffers: buffers in the pool (its credits when idle)
+ * @buffer_size: payload bytes one buffer holds
+ * @credits: available now; below 0, that many messages wait for one
+ * @min_credits: the lowest @credits ever reached
+ * @taken: buffers handed out since load
+ */
+struct o2lnd_rtr_pool {
+	__u32 nbuffers;
+	__u32 buffer_size;
+	__s32 credits;
+	__s32 min_credits;
+	__u64 taken;
+};
+
+/**
+ * struct o2lnd_ioc_routing - O2LND_IOC_ROUTING_SHOW: the router's state
+ * @hdr: header
+ * @forwarding: out: 1 if this node forwards between its networks
+ *	(forwarding=enabled), else 0
+ * @peer_buffer_credits: out: router buffers one peer may hold
+ * @router_timeout_s: out: the longest a message waits for a router
+ *	buffer before it is dropped
+ * @waiting: out: messages waiting now (for a peer or a pool credit)
+ * @waiting_max: out: the most messages ever waiting at once
+ * @held_rx: out: receive buffers held now by waiting messages (each is
+ *	released at once when its connection closes)
+ * @pools: out: O2LND_RTR_TINY, _SMALL, _LARGE
+ * @forwarded: out: messages forwarded
+ * @forwarded_bytes: out: payload bytes forwarded
+ * @dropped_no_route: out: messages for a network we neither are on nor
+ *	route to, or received while not forwarding
+ * @dropped_down: out: messages dropped because the next hop was down
+ * @dropped_timeout: out: messages that waited past @router_timeout_s
+ * @dropped_closed: out: waiting messages released because the connection
+ *	they came on closed
+ * @dropped_error: out: messages that failed on the next hop (no tx, send
+ *	error, deadline)
+ */
+struct o2lnd_ioc_routing {
+	struct o2lnd_ioc_hdr hdr;
+	__u32 forwarding;
+	__u32 peer_buffer_credits;
+	__u32 router_timeout_s;
+	__u32 waiting;
+	__u32 waiting_max;
+	__u32 held_rx;
+	struct o2lnd_rtr_pool pools[O2LND_RTR_NPOOLS];
+	__u64 forwarded;
+	__u64 forwarded_bytes;
+	__u64 dropped_no_route;
+	__u64 dropped_down;
+	__u64 dropped_timeout;
+	__u64 dropped_closed;
+	__u64 dropped_error;
+};
+
 #define O2LND_IOC_MAGIC		0xb2
 
 #define O2LND_IOC_VERSION	_IOWR(O2LND_IOC_MAGIC, 1, struct o2lnd_ioc_version)
@@ -620,5 +723,8 @@ struct o2lnd_ioc_brw {
 #define O2LND_IOC_FAULT_DEL	_IOWR(O2LND_IOC_MAGIC, 8, struct o2lnd_ioc_fault)
 #define O2LND_IOC_FAULT_LIST	_IOWR(O2LND_IOC_MAGIC, 9, struct o2lnd_ioc_fault)
 #define O2LND_IOC_BRW		_IOWR(O2LND_IOC_MAGIC, 10, struct o2lnd_ioc_brw)
+#define O2LND_IOC_ROUTE_SHOW	_IOWR(O2LND_IOC_MAGIC, 11, struct o2lnd_ioc_route)
+#define O2LND_IOC_ROUTING_SHOW	_IOWR(O2LND_IOC_MAGIC, 12, \
+				      struct o2lnd_ioc_routing)
 
 #endif /* _UAPI_O2LND_H */

@@ -347,7 +347,7 @@ int run_peer_show(Env& env, const Opts& opts, const Positional& positional) {
       env, "peer show", opts, positional, PeerArg::kPositional,
       [](o2lnd::Device& dev) { return dev.peers(); },
       [&](const std::vector<o2lnd::PeerInfo>& peers) {
-        return table ? table_peer_show(peers) : format_peer_show(peers, verbose);
+        return table ? table_peer_show(peers, verbose) : format_peer_show(peers, verbose);
       });
 }
 
@@ -359,6 +359,57 @@ int run_conn_show(Env& env, const Opts& opts, const Positional& positional) {
       [&](const std::vector<o2lnd::ConnInfo>& conns) {
         return table ? table_conn_show(conns) : format_conn_show(conns);
       });
+}
+
+// --- route show, routing show ------------------------------------------------
+
+constexpr Option kRouteShowOptions[] = {
+    {"--net", "", true},
+    {"--table", "-t", false},
+};
+
+constexpr Option kTableOption[] = {
+    {"--table", "-t", false},
+};
+
+int run_route_show(Env& env, const Opts& opts, const Positional& positional) {
+  constexpr std::string_view kCmd = "route show";
+  if (!positional.empty()) {
+    return usage_error(env, kCmd, "unexpected argument '" + std::string(positional[0]) + "'");
+  }
+  auto dev = open_device(env);
+  if (!dev) {
+    return kExitFailure;
+  }
+  auto routes = dev->routes();
+  if (!routes) {
+    return kernel_failure(env, kCmd, *dev, routes.error());
+  }
+  if (auto it = opts.find("--net"); it != opts.end()) {
+    std::string_view want = it->second;
+    std::erase_if(*routes,
+                  [want](const o2lnd::RouteInfo& r) { return o2lnd::net_name(r.net) != want; });
+  }
+  env.out << (opts.contains("--table") ? table_route_show(*routes) : format_route_show(*routes));
+  return kExitOk;
+}
+
+int run_routing_show(Env& env, const Opts& opts, const Positional& positional) {
+  constexpr std::string_view kCmd = "routing show";
+  if (!positional.empty()) {
+    return usage_error(env, kCmd, "unexpected argument '" + std::string(positional[0]) + "'");
+  }
+  auto dev = open_device(env);
+  if (!dev) {
+    return kExitFailure;
+  }
+  auto routing = dev->routing();
+  if (!routing) {
+    return kernel_failure(env, kCmd, *dev, routing.error());
+  }
+  env.out << (opts.contains("--table") ? table_routing_show(*routing)
+                                       : format_routing_show(*routing));
+  return kExitOk;
 }
 
 int run_stats(Env& env, const Opts& opts, const Positional& positional) {
@@ -849,9 +900,11 @@ constexpr Command kCommands[] = {
      "nid, local nid, state (idle, connecting, established, backoff), its\n"
      "connections by state (connecting = init + active_connect + passive_wait,\n"
      "established, closing, zombie), tx queued, next retry ms, tx credits (now;\n"
-     "below 0, that many wait), tx credits max, tx credits min, credit queued\n"
-     "and health (up, down).  Prints 'peer: []' when there is none, also when\n"
-     "NID is unknown.\n"
+     "below 0, that many wait), tx credits max, tx credits min, credit queued,\n"
+     "router credits (router buffers the peer may still hold on this router;\n"
+     "below 0, that many of its messages wait), router credits max, router\n"
+     "credits min, router queued and health (up, down).  Prints 'peer: []'\n"
+     "when there is none, also when NID is unknown.\n"
      "\n"
      "  NID               only this peer (on every NI that knows it)\n"
      "      --net NET     only the peers of the NIs of network NET (e.g. o2ib0)\n"
@@ -863,7 +916,8 @@ constexpr Command kCommands[] = {
      "  -t, --table       a table instead of YAML, one row per peer: NID LOCAL\n"
      "                    STATE CONNS (connecting/established/closing/zombie)\n"
      "                    TXQ RETRY_MS CRED (tx credits available/max) MIN Q\n"
-     "                    (credit queued) HEALTH\n",
+     "                    (credit queued) HEALTH; with -v also RTR (router\n"
+     "                    credits available/max) RMIN RQ (router queued)\n",
      kListOptions, run_peer_show},
     {"peer close", "NID [--source NID]", "close every connection to a peer",
      "Closes every connection to NID (as if it had failed with ECONNABORTED) and\n"
@@ -890,6 +944,35 @@ constexpr Command kCommands[] = {
      "                    credits) SENDS (posted/concurrent sends) SQ\n"
      "                    (free/size) NOOPS (posted/queued) IDLE_MS\n",
      kConnShowOptions, run_conn_show},
+    {"route show", "[--net NET] [-t]", "routes to remote networks as YAML",
+     "Lists the routes configured (module parameter routes=), like 'lnetctl\n"
+     "route show -v': net (the remote network), gateway (its NID, on a local\n"
+     "network), hop, priority (0 highest), state (up or down: the gateway's\n"
+     "health; up while it was never tried), sent (messages sent through the\n"
+     "route), dropped (dropped because its gateway was down).  Prints\n"
+     "'route: []' when there is none.\n"
+     "\n"
+     "      --net NET     only the routes to network NET (e.g. o2ib1)\n"
+     "  -t, --table       a table instead of YAML, one row per route: NET GATEWAY\n"
+     "                    HOP PRIO STATE SENT DROPPED\n",
+     kRouteShowOptions, run_route_show},
+    {"routing show", "[-t]", "the router's state and buffer pools as YAML",
+     "Prints 'routing:' like 'lnetctl routing show': forwarding (enabled or\n"
+     "disabled: module parameter forwarding=), peer buffer credits (router\n"
+     "buffers one peer may hold), router timeout (seconds a message may wait\n"
+     "for a router buffer), waiting (messages waiting now), waiting max,\n"
+     "held rx (receive buffers held by waiting messages), forwarded,\n"
+     "forwarded bytes, dropped no route, dropped down, dropped timeout,\n"
+     "dropped closed, dropped error, and 'buffers:', one entry per pool\n"
+     "(pool: tiny, small, large; size: payload bytes per buffer, nbuffers,\n"
+     "credits (now; below 0, that many wait), min credits, taken).\n"
+     "\n"
+     "  -t, --table       tables instead of YAML: one row of FORWARDING\n"
+     "                    PEER_CRED TIMEOUT WAIT WAIT_MAX HELD_RX FWD\n"
+     "                    FWD_BYTES NO_ROUTE DOWN TMO CLOSED ERR, an empty line,\n"
+     "                    then one row per pool: POOL SIZE CRED\n"
+     "                    (credits/nbuffers) MIN TAKEN\n",
+     kTableOption, run_routing_show},
     {"fault add",
      "KIND [ARG] [--peer NID] [--local NID] [--count N] [--prob P] [--delay MS] "
      "[--queue-depth N] [--frags N]",

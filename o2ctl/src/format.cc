@@ -236,6 +236,18 @@ std::string ratio(std::int64_t a, std::int64_t b) { return num(a) + "/" + num(b)
 // alive ms, or "never".
 std::string alive(const o2lnd::PeerInfo& p) { return p.never_alive() ? "never" : num(p.alive_ms); }
 
+// A route's gateway health: "up" or "down" ("unknown(N)" otherwise).
+std::string route_state(const o2lnd::RouteInfo& r) { return o2lnd::health_name(r.gw_health); }
+
+std::string forwarding(const o2lnd::RoutingInfo& r) {
+  return r.forwarding ? "enabled" : "disabled";
+}
+
+// Indents of `o2ctl routing show`.
+constexpr int kRoutingField = 4;       // "    forwarding: enabled"
+constexpr int kRoutingPool = 8;        // "        - pool: tiny"
+constexpr int kRoutingPoolField = 10;  // "          size: 0"
+
 }  // namespace
 
 std::string yaml_scalar(std::string_view text) {
@@ -330,6 +342,10 @@ std::string format_peer_show(const std::vector<o2lnd::PeerInfo>& peers, bool ver
     y.kv(kListField, "tx credits max", p.tx_credits_max);
     y.kv(kListField, "tx credits min", p.tx_credits_min);
     y.kv(kListField, "credit queued", p.credit_queued);
+    y.kv(kListField, "router credits", p.rtr_credits);
+    y.kv(kListField, "router credits max", p.rtr_credits_max);
+    y.kv(kListField, "router credits min", p.rtr_credits_min);
+    y.kv(kListField, "router queued", p.rtr_queued);
     y.kv(kListField, "health", o2lnd::health_name(p.health));
     if (!verbose) {
       continue;
@@ -350,6 +366,53 @@ std::string format_peer_show(const std::vector<o2lnd::PeerInfo>& peers, bool ver
     y.kv(kListField, "downs", p.downs);
     y.raw(kListField, "alive ms", alive(p));
     y.kv(kListField, "tx timeouts", p.tx_timeouts);
+  }
+  return y.take();
+}
+
+std::string format_route_show(const std::vector<o2lnd::RouteInfo>& routes) {
+  if (routes.empty()) {
+    return "route: []\n";
+  }
+  Yaml y;
+  y.line(0, "route:");
+  for (const auto& r : routes) {
+    y.line(kListItem, "- net: " + yaml_scalar(o2lnd::net_name(r.net)));
+    y.kv(kListField, "gateway", r.gateway.str());
+    y.kv(kListField, "hop", r.hops);
+    y.kv(kListField, "priority", r.priority);
+    y.kv(kListField, "state", route_state(r));
+    y.kv(kListField, "sent", r.sent);
+    y.kv(kListField, "dropped", r.dropped);
+  }
+  return y.take();
+}
+
+std::string format_routing_show(const o2lnd::RoutingInfo& r) {
+  Yaml y;
+  y.line(0, "routing:");
+  y.kv(kRoutingField, "forwarding", forwarding(r));
+  y.kv(kRoutingField, "peer buffer credits", r.peer_buffer_credits);
+  y.kv(kRoutingField, "router timeout", r.router_timeout_s);
+  y.kv(kRoutingField, "waiting", r.waiting);
+  y.kv(kRoutingField, "waiting max", r.waiting_max);
+  y.kv(kRoutingField, "held rx", r.held_rx);
+  y.kv(kRoutingField, "forwarded", r.forwarded);
+  y.kv(kRoutingField, "forwarded bytes", r.forwarded_bytes);
+  y.kv(kRoutingField, "dropped no route", r.dropped_no_route);
+  y.kv(kRoutingField, "dropped down", r.dropped_down);
+  y.kv(kRoutingField, "dropped timeout", r.dropped_timeout);
+  y.kv(kRoutingField, "dropped closed", r.dropped_closed);
+  y.kv(kRoutingField, "dropped error", r.dropped_error);
+  y.line(kRoutingField, "buffers:");
+  for (std::uint32_t i = 0; i < r.pools.size(); ++i) {
+    const auto& p = r.pools.at(i);
+    y.line(kRoutingPool, "- pool: " + yaml_scalar(o2lnd::rtr_pool_name(i)));
+    y.kv(kRoutingPoolField, "size", p.buffer_size);
+    y.kv(kRoutingPoolField, "nbuffers", p.nbuffers);
+    y.kv(kRoutingPoolField, "credits", p.credits);
+    y.kv(kRoutingPoolField, "min credits", p.min_credits);
+    y.kv(kRoutingPoolField, "taken", p.taken);
   }
   return y.take();
 }
@@ -435,18 +498,63 @@ std::string table_net_show(const std::vector<o2lnd::NetInfo>& nis) {
   return t.str();
 }
 
-std::string table_peer_show(const std::vector<o2lnd::PeerInfo>& peers) {
-  Table t({"NID", "LOCAL", "STATE", "CONNS", "TXQ", "RETRY_MS", "CRED", "MIN", "Q", "HEALTH"},
-          {false, false, false, false, true, true, true, true, true, false});
+std::string table_peer_show(const std::vector<o2lnd::PeerInfo>& peers, bool verbose) {
+  std::vector<std::string> header = {"NID",      "LOCAL", "STATE", "CONNS", "TXQ",
+                                     "RETRY_MS", "CRED",  "MIN",   "Q",     "HEALTH"};
+  std::vector<bool> right = {false, false, false, false, true, true, true, true, true, false};
+  if (verbose) {
+    header.insert(header.end(), {"RTR", "RMIN", "RQ"});
+    right.insert(right.end(), {true, true, true});
+  }
+  Table t(std::move(header), std::move(right));
   for (const auto& p : peers) {
     std::string conns = num(p.conns_connecting()) + "/" + num(p.conns[O2LND_CONN_ESTABLISHED]) +
                         "/" + num(p.conns[O2LND_CONN_CLOSING]) + "/" +
                         num(p.conns[O2LND_CONN_ZOMBIE]);
-    t.row({p.nid.str(), p.local_nid.str(), o2lnd::peer_state_name(p.state), conns, num(p.tx_queued),
-           num(p.next_retry_ms), ratio(p.tx_credits, p.tx_credits_max), num(p.tx_credits_min),
-           num(p.credit_queued), o2lnd::health_name(p.health)});
+    std::vector<std::string> cells = {p.nid.str(),
+                                      p.local_nid.str(),
+                                      o2lnd::peer_state_name(p.state),
+                                      conns,
+                                      num(p.tx_queued),
+                                      num(p.next_retry_ms),
+                                      ratio(p.tx_credits, p.tx_credits_max),
+                                      num(p.tx_credits_min),
+                                      num(p.credit_queued),
+                                      o2lnd::health_name(p.health)};
+    if (verbose) {
+      cells.insert(cells.end(), {ratio(p.rtr_credits, p.rtr_credits_max), num(p.rtr_credits_min),
+                                 num(p.rtr_queued)});
+    }
+    t.row(std::move(cells));
   }
   return t.str();
+}
+
+std::string table_route_show(const std::vector<o2lnd::RouteInfo>& routes) {
+  Table t({"NET", "GATEWAY", "HOP", "PRIO", "STATE", "SENT", "DROPPED"},
+          {false, false, true, true, false, true, true});
+  for (const auto& r : routes) {
+    t.row({o2lnd::net_name(r.net), r.gateway.str(), num(r.hops), num(r.priority), route_state(r),
+           num(r.sent), num(r.dropped)});
+  }
+  return t.str();
+}
+
+std::string table_routing_show(const o2lnd::RoutingInfo& r) {
+  Table state({"FORWARDING", "PEER_CRED", "TIMEOUT", "WAIT", "WAIT_MAX", "HELD_RX", "FWD",
+               "FWD_BYTES", "NO_ROUTE", "DOWN", "TMO", "CLOSED", "ERR"},
+              {false, true, true, true, true, true, true, true, true, true, true, true, true});
+  state.row({forwarding(r), num(r.peer_buffer_credits), num(r.router_timeout_s), num(r.waiting),
+             num(r.waiting_max), num(r.held_rx), num(r.forwarded), num(r.forwarded_bytes),
+             num(r.dropped_no_route), num(r.dropped_down), num(r.dropped_timeout),
+             num(r.dropped_closed), num(r.dropped_error)});
+  Table pools({"POOL", "SIZE", "CRED", "MIN", "TAKEN"}, {false, true, true, true, true});
+  for (std::uint32_t i = 0; i < r.pools.size(); ++i) {
+    const auto& p = r.pools.at(i);
+    pools.row({o2lnd::rtr_pool_name(i), num(p.buffer_size), ratio(p.credits, p.nbuffers),
+               num(p.min_credits), num(p.taken)});
+  }
+  return state.str() + "\n" + pools.str();
 }
 
 std::string table_conn_show(const std::vector<o2lnd::ConnInfo>& conns) {

@@ -79,7 +79,23 @@ struct CmdInfo {
   // Offsets of __u32 out fields whose documented value may be ~0 (e.g.
   // "~0 if never"): such a half is not part of a pointer-looking word.
   std::vector<std::size_t> all_ones_u32 = {};
+  // Offsets of __s32 out fields that may be below 0 (credits, errnos): such
+  // a half, when negative, is not part of a pointer-looking word either
+  // (two of them side by side, e.g. credits -1 and min credits -3, make
+  // 0xfffffffdffffffff).
+  std::vector<std::size_t> negative_s32 = {};
 };
+
+// The credits and min credits of every router buffer pool.
+std::vector<std::size_t> pool_credit_offsets() {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < O2LND_RTR_NPOOLS; ++i) {
+    const std::size_t pool = offsetof(o2lnd_ioc_routing, pools) + i * sizeof(o2lnd_rtr_pool);
+    out.push_back(pool + offsetof(o2lnd_rtr_pool, credits));
+    out.push_back(pool + offsetof(o2lnd_rtr_pool, min_credits));
+  }
+  return out;
+}
 
 const std::vector<CmdInfo>& commands() {
   static const std::vector<CmdInfo> v = {
@@ -99,18 +115,38 @@ const std::vector<CmdInfo>& commands() {
        "NET_SHOW",
        sizeof(o2lnd_ioc_net),
        false,
-       {EINVAL, EFAULT, EPROTO, ENOENT}},
+       {EINVAL, EFAULT, EPROTO, ENOENT},
+       {},
+       {offsetof(o2lnd_ioc_net, tx_credits), offsetof(o2lnd_ioc_net, tx_credits_min)}},
       {O2LND_IOC_PEER_SHOW,
        "PEER_SHOW",
        sizeof(o2lnd_ioc_peer),
        false,
        {EINVAL, EFAULT, EPROTO, ENOENT},
-       {offsetof(o2lnd_ioc_peer, alive_ms)}},
+       {offsetof(o2lnd_ioc_peer, alive_ms)},
+       {offsetof(o2lnd_ioc_peer, last_error), offsetof(o2lnd_ioc_peer, tx_credits),
+        offsetof(o2lnd_ioc_peer, tx_credits_min), offsetof(o2lnd_ioc_peer, rtr_credits),
+        offsetof(o2lnd_ioc_peer, rtr_credits_min)}},
       {O2LND_IOC_CONN_SHOW,
        "CONN_SHOW",
        sizeof(o2lnd_ioc_conn),
        false,
+       {EINVAL, EFAULT, EPROTO, ENOENT},
+       {},
+       {offsetof(o2lnd_ioc_conn, credits), offsetof(o2lnd_ioc_conn, outstanding),
+        offsetof(o2lnd_ioc_conn, error), offsetof(o2lnd_ioc_conn, reserved_credits)}},
+      {O2LND_IOC_ROUTE_SHOW,
+       "ROUTE_SHOW",
+       sizeof(o2lnd_ioc_route),
+       false,
        {EINVAL, EFAULT, EPROTO, ENOENT}},
+      {O2LND_IOC_ROUTING_SHOW,
+       "ROUTING_SHOW",
+       sizeof(o2lnd_ioc_routing),
+       false,
+       {EINVAL, EFAULT, EPROTO},
+       {},
+       pool_credit_offsets()},
       {O2LND_IOC_PEER_CLOSE,
        "PEER_CLOSE",
        sizeof(o2lnd_ioc_peer_close),
@@ -251,6 +287,7 @@ class Fuzzer {
   unsigned char* map_ = nullptr;  // 4 pages: RW, RW, none, read-only
   std::vector<u64> own_nids_;
   u32 nnis_ = 0;
+  u32 nroutes_ = 0;  // ROUTE_SHOW's count at setup
   // category -> row -> outcome ("ok" or the errno's name) -> calls
   std::map<std::string, std::map<std::string, std::map<std::string, long>>> counts_;
   std::vector<std::string> violations_;
@@ -373,6 +410,11 @@ bool Fuzzer::setup() {
     if (sys(O2LND_IOC_NET_SHOW, &n) == 0) {
       own_nids_.push_back(n.nid);
     }
+  }
+  auto rt = o2lnd_ioc_route{};
+  rt.hdr = {O2LND_ABI_VERSION, sizeof(rt), 0, 0};
+  if (sys(O2LND_IOC_ROUTE_SHOW, &rt) == 0) {
+    nroutes_ = rt.count;
   }
   if (privileged_ && !snapshot().rules.empty()) {
     std::cerr << "o2lnd_ioctl_fuzz: fault rules exist; run with none (it deletes 'all')\n";
@@ -564,6 +606,36 @@ void Fuzzer::gen_arg(const CmdInfo& c, std::vector<unsigned char>& arg, std::str
       if (chance(10)) {
         a.nid = r64();
         a.last_error = -1;
+        a.rtr_credits = -1;
+        a.rtr_credits_max = 0xffffffffU;
+        a.rtr_queued = 7;
+        what += " junk_out";
+      }
+      put(a);
+      break;
+    }
+    case O2LND_IOC_ROUTE_SHOW: {
+      o2lnd_ioc_route a{};
+      hdr_of(a);
+      // Mostly 0..count (the routes and the ENOENT after them).
+      u32_field(a.index, below(nroutes_ + 2), 0, nroutes_, "index");
+      if (chance(10)) {
+        a.count = 0xffffffffU;
+        a.gateway = r64();
+        a.gw_health = 7;
+        a.sent = r64();
+        what += " junk_out";
+      }
+      put(a);
+      break;
+    }
+    case O2LND_IOC_ROUTING_SHOW: {
+      o2lnd_ioc_routing a{};
+      hdr_of(a);
+      if (chance(10)) {
+        a.forwarding = 0xffffffffU;
+        a.pools[below(O2LND_RTR_NPOOLS)].credits = -1;
+        a.dropped_error = r64();
         what += " junk_out";
       }
       put(a);
@@ -681,6 +753,11 @@ void Fuzzer::check_reply(const CmdInfo& c, const std::vector<unsigned char>& in,
         w &= ~(0xffffffffULL << ((f - off) * 8));
       }
     }
+    for (std::size_t f : c.negative_s32) {
+      if (f >= off && f + 4 <= off + 8 && ((w >> ((f - off) * 8)) & 0x80000000ULL) != 0) {
+        w &= ~(0xffffffffULL << ((f - off) * 8));
+      }
+    }
     // (an echoed input, e.g. count 0xffffffff next to arg, is not a leak)
     if (kernelish(w) && w != echoed) {
       std::ostringstream os;
@@ -771,6 +848,38 @@ void Fuzzer::check_reply(const CmdInfo& c, const std::vector<unsigned char>& in,
           p.state >= O2LND_PEER_NSTATES) {
         bad("index not echoed, or state / count out of range");
       }
+      if (static_cast<std::int64_t>(p.rtr_credits) > std::int64_t{p.rtr_credits_max}) {
+        bad("rtr_credits above rtr_credits_max");
+      }
+      break;
+    }
+    case O2LND_IOC_ROUTE_SHOW: {
+      o2lnd_ioc_route rt{}, q{};
+      std::memcpy(&rt, out, sizeof(rt));
+      std::memcpy(&q, in.data(), sizeof(q));
+      if (rt.index != q.index || rt.index >= rt.count) {
+        bad("index not echoed or not below count");
+      }
+      if (rt.gw_health != O2LND_HEALTH_UP && rt.gw_health != O2LND_HEALTH_DOWN) {
+        bad("gw_health neither up nor down");
+      }
+      if (rt.hops == 0 || rt.gateway == O2LND_NID_ANY ||
+          (rt.gateway >> 48U) != O2LND_NET_TYPE_O2IB) {
+        bad("hops 0 or a gateway that is not an o2ib NID");
+      }
+      break;
+    }
+    case O2LND_IOC_ROUTING_SHOW: {
+      o2lnd_ioc_routing rt{};
+      std::memcpy(&rt, out, sizeof(rt));
+      if (rt.forwarding > 1) {
+        bad("forwarding neither 0 nor 1");
+      }
+      for (const auto& pool : rt.pools) {
+        if (static_cast<std::int64_t>(pool.credits) > std::int64_t{pool.nbuffers}) {
+          bad("a pool with more credits than buffers");
+        }
+      }
       break;
     }
     case O2LND_IOC_CONN_SHOW: {
@@ -847,7 +956,7 @@ void Fuzzer::one(long iter) {
         cmd_cat = "neighbour_magic";
         break;
       case 3:
-        cmd = _IOC(dir, type, pick<unsigned>({0, 10, 11, 0x7f, 0xff}), size);
+        cmd = _IOC(dir, type, pick<unsigned>({0, 10, 11, 12, 13, 0x7f, 0xff}), size);
         cmd_cat = "neighbour_nr";
         break;
       case 4:

@@ -397,6 +397,10 @@ TEST_F(PeerCliTest, PeerShowPrintsYaml) {
             "      tx credits max: 0\n"
             "      tx credits min: 0\n"
             "      credit queued: 0\n"
+            "      router credits: 0\n"
+            "      router credits max: 0\n"
+            "      router credits min: 0\n"
+            "      router queued: 0\n"
             "      health: up\n");
 }
 
@@ -420,6 +424,10 @@ TEST_F(PeerCliTest, PeerShowShowsCreditsAndHealth) {
                        "      tx credits max: 8\n"
                        "      tx credits min: -3\n"
                        "      credit queued: 2\n"
+                       "      router credits: 0\n"
+                       "      router credits max: 0\n"
+                       "      router credits min: 0\n"
+                       "      router queued: 0\n"
                        "      health: down\n"),
             std::string::npos)
       << out();
@@ -1104,8 +1112,9 @@ TEST_F(CliTest, GroupsListTheirCommands) {
 TEST(CommandNames, EveryCommandInHelpOrder) {
   EXPECT_EQ(command_names(),
             (std::vector<std::string_view>{"ping", "net show", "peer show", "peer close",
-                                           "conn show", "fault add", "fault del", "fault list",
-                                           "stats", "selftest ping", "selftest brw", "version"}));
+                                           "conn show", "route show", "routing show", "fault add",
+                                           "fault del", "fault list", "stats", "selftest ping",
+                                           "selftest brw", "version"}));
 }
 
 // ---- probability and number parsing ---------------------------------------------------------

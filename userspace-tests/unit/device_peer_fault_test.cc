@@ -137,7 +137,15 @@ TEST_F(DevicePeerTest, PeerDecodesEveryField) {
   p.error_count = 25;
   p.send_bytes = 0x100000000ULL;  // above 32 bits
   p.recv_bytes = UINT64_MAX;
+  p.rtr_credits = -4;  // four of its messages wait for a router buffer
+  p.rtr_credits_max = 8;
+  p.rtr_credits_min = -6;
+  p.rtr_queued = 4;
   PeerInfo d = decode(p);
+  EXPECT_EQ(d.rtr_credits, -4);
+  EXPECT_EQ(d.rtr_credits_max, 8U);
+  EXPECT_EQ(d.rtr_credits_min, -6);
+  EXPECT_EQ(d.rtr_queued, 4U);
   EXPECT_EQ(d.nid, Nid(kPeer));
   EXPECT_EQ(d.state, static_cast<std::uint32_t>(O2LND_PEER_BACKOFF));
   EXPECT_EQ(d.incarnation, 1700000000000000001ULL);

@@ -1,5 +1,6 @@
 // A fake o2lnd module behind o2lnd::Backend: answers VERSION, PING, BRW,
-// NET_SHOW, PEER_SHOW, CONN_SHOW, PEER_CLOSE and FAULT_ADD/DEL/LIST from
+// NET_SHOW, PEER_SHOW, CONN_SHOW, PEER_CLOSE, FAULT_ADD/DEL/LIST,
+// ROUTE_SHOW and ROUTING_SHOW from
 // state the test sets, checks the header like the module does, and records
 // every call as it came in.  ioctl() holds a mutex, so that several
 // threads (o2ctl selftest's workers) may call it at once.
@@ -53,6 +54,10 @@ struct FakeKernel {
   // FAULT_*: a rule table with the module's checks (EINVAL, ENOSPC, ENOENT).
   std::vector<o2lnd_ioc_fault> faults;
   std::uint32_t next_fault_id = 1;
+  // ROUTE_SHOW: routes[index], ENOENT past the end.  ROUTING_SHOW: routing
+  // (its header is the caller's).
+  std::vector<o2lnd_ioc_route> routes;
+  o2lnd_ioc_routing routing{};
   // An errno to return for a command instead of serving it (EPERM, ENOTTY).
   std::map<unsigned long, int> fail;
 
@@ -135,7 +140,8 @@ struct FakeKernel {
         break;
     }
     if (cmd != O2LND_IOC_PEER_SHOW && cmd != O2LND_IOC_CONN_SHOW && cmd != O2LND_IOC_PEER_CLOSE &&
-        cmd != O2LND_IOC_FAULT_ADD && cmd != O2LND_IOC_FAULT_DEL && cmd != O2LND_IOC_FAULT_LIST) {
+        cmd != O2LND_IOC_FAULT_ADD && cmd != O2LND_IOC_FAULT_DEL && cmd != O2LND_IOC_FAULT_LIST &&
+        cmd != O2LND_IOC_ROUTE_SHOW && cmd != O2LND_IOC_ROUTING_SHOW) {
       return ENOTTY;
     }
     if (auto it = fail.find(cmd); it != fail.end()) {
@@ -158,6 +164,14 @@ struct FakeKernel {
         return fault_add(*static_cast<o2lnd_ioc_fault*>(arg));
       case O2LND_IOC_FAULT_DEL:
         return fault_del(*static_cast<o2lnd_ioc_fault*>(arg));
+      case O2LND_IOC_ROUTE_SHOW:
+        return route_show(*static_cast<o2lnd_ioc_route*>(arg));
+      case O2LND_IOC_ROUTING_SHOW: {
+        auto* r = static_cast<o2lnd_ioc_routing*>(arg);
+        *r = routing;
+        r->hdr = *hdr;
+        return 0;
+      }
       default:
         return fault_list(*static_cast<o2lnd_ioc_fault*>(arg));
     }
@@ -180,6 +194,19 @@ struct FakeKernel {
     a.ni_index = ni_index;
     a.index = index;
     a.count = static_cast<std::uint32_t>(it->second.size());
+    return 0;
+  }
+
+  int route_show(o2lnd_ioc_route& a) {
+    std::uint32_t index = a.index;
+    if (index >= routes.size()) {
+      return ENOENT;
+    }
+    o2lnd_ioc_hdr hdr = a.hdr;
+    a = routes[index];
+    a.hdr = hdr;
+    a.index = index;
+    a.count = static_cast<std::uint32_t>(routes.size());
     return 0;
   }
 
@@ -297,6 +324,35 @@ inline o2lnd_ioc_peer make_peer(std::uint64_t nid, std::uint32_t state) {
   p.nid = nid;
   p.state = state;
   return p;
+}
+
+// A route as the module would report it.
+inline o2lnd_ioc_route make_route(std::uint32_t net, std::uint64_t gateway,
+                                  std::uint32_t health = O2LND_HEALTH_UP) {
+  o2lnd_ioc_route r{};
+  r.net = net;
+  r.hops = 1;
+  r.gateway = gateway;
+  r.gw_health = health;
+  return r;
+}
+
+// The router state of an idle node that does not forward: pools full, as
+// the module would report it.
+inline o2lnd_ioc_routing make_routing(bool forwarding) {
+  o2lnd_ioc_routing r{};
+  r.forwarding = forwarding ? 1 : 0;
+  r.peer_buffer_credits = 8;
+  r.router_timeout_s = 50;
+  const std::uint32_t sizes[] = {0, 4096, 1U << 20};  // NOLINT(*-avoid-c-arrays)
+  const std::uint32_t counts[] = {512, 256, 32};      // NOLINT(*-avoid-c-arrays)
+  for (std::uint32_t i = 0; i < O2LND_RTR_NPOOLS; ++i) {
+    r.pools[i].nbuffers = counts[i];                            // NOLINT(*-constant-array-index)
+    r.pools[i].buffer_size = sizes[i];                          // NOLINT(*-constant-array-index)
+    r.pools[i].credits = static_cast<std::int32_t>(counts[i]);  // NOLINT
+    r.pools[i].min_credits = static_cast<std::int32_t>(counts[i]);  // NOLINT
+  }
+  return r;
 }
 
 // A connection as the module would report it.

@@ -319,7 +319,9 @@ TEST(FormatPeerShow, UnknownStateAndRejectStillParse) {
             R"j("last reject": "unknown(99)", "local nid": "192.168.1.1@o2ib0", )j"
             R"j("next retry ms": 0, "nid": "192.168.1.2@o2ib0", "phase timeouts": 0, )j"
             R"j("races received": 0, "races sent": 0, "rejects received": 0, )j"
-            R"j("rejects sent": 0, "stale closes": 0, "state": "unknown(42)", )j"
+            R"j("rejects sent": 0, "router credits": 0, "router credits max": 0, )j"
+            R"j("router credits min": 0, "router queued": 0, )j"
+            R"j("stale closes": 0, "state": "unknown(42)", )j"
             R"j("tx credits": 0, "tx credits max": 0, "tx credits min": 0, "tx queued": 0, )j"
             R"j("tx timeouts": 0}]})j");
 }

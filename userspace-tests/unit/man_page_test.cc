@@ -44,8 +44,9 @@ TEST(ManPage, DocumentsEveryCommandInItsOwnSection) {
 
 TEST(ManPage, NamesEveryFaultKindEventReasonAndType) {
   std::string page = plain(man_page());
-  for (auto kind : {o2lnd::NameKind::kFaultKind, o2lnd::NameKind::kCmEvent,
-                    o2lnd::NameKind::kRejectReason, o2lnd::NameKind::kMsgType}) {
+  for (auto kind :
+       {o2lnd::NameKind::kFaultKind, o2lnd::NameKind::kCmEvent, o2lnd::NameKind::kRejectReason,
+        o2lnd::NameKind::kMsgType, o2lnd::NameKind::kRtrPool}) {
     for (const auto& n : o2lnd::names(kind)) {
       EXPECT_NE(page.find(std::string(n.name)), std::string::npos) << n.name;
     }
@@ -62,7 +63,7 @@ TEST(ManPage, DocumentsEveryOptionOfTheNewCommands) {
   }
 }
 
-// Every key o2ctl prints for the fields of ABI 3, and selftest's.
+// Every key o2ctl prints for the fields of ABI 3, 4 and 5, and selftest's.
 TEST(ManPage, DocumentsTheCreditAndHealthKeys) {
   std::string page = plain(man_page());
   for (const char* key :
@@ -75,7 +76,15 @@ TEST(ManPage, DocumentsTheCreditAndHealthKeys) {
         "msg_per_s", "latency_us", "wall_latency_us", "duration_s", "expired", "dropped", "refused",
         // ABI 4: bulk transfers
         "rdma_bytes", "bulk_errors", "bulk:", "max_immediate", "max_frags", "cksum", "mr_pool:",
-        "max_pages", "recovered", "MRS", "mib_per_s", "rdma_rpcs", "verify", "KiB", "MiB"}) {
+        "max_pages", "recovered", "MRS", "mib_per_s", "rdma_rpcs", "verify", "KiB", "MiB",
+        // ABI 5: routing
+        "router credits", "router credits max", "router credits min", "router queued", "RTR",
+        "RMIN", "RQ", "route:", "gateway", "hop", "priority", "routing:", "forwarding",
+        "peer buffer credits", "router timeout", "waiting max", "held rx", "forwarded bytes",
+        "dropped no route", "dropped down", "dropped timeout", "dropped closed", "dropped error",
+        "buffers:", "nbuffers", "min credits", "taken", "tiny", "small", "large", "GATEWAY", "PRIO",
+        "FORWARDING", "PEER_CRED", "WAIT_MAX", "HELD_RX", "FWD_BYTES", "NO_ROUTE", "POOL",
+        "TAKEN"}) {
     EXPECT_NE(page.find(key), std::string::npos) << key;
   }
 }

@@ -15,8 +15,9 @@ namespace o2lnd {
 namespace {
 
 constexpr NameKind kAllKinds[] = {
-    NameKind::kPeerState, NameKind::kConnState, NameKind::kPhase,     NameKind::kRejectReason,
-    NameKind::kCmEvent,   NameKind::kMsgType,   NameKind::kFaultKind, NameKind::kHealth,
+    NameKind::kPeerState,    NameKind::kConnState, NameKind::kPhase,
+    NameKind::kRejectReason, NameKind::kCmEvent,   NameKind::kMsgType,
+    NameKind::kFaultKind,    NameKind::kHealth,    NameKind::kRtrPool,
 };
 
 std::string upper(std::string s) {
@@ -164,6 +165,15 @@ TEST(Names, HealthMatchesTheHeader) {
   EXPECT_EQ(health_name(O2LND_HEALTH_DOWN), "down");
   EXPECT_EQ(health_name(7), "unknown(7)");
   EXPECT_EQ(*parse_name(NameKind::kHealth, "DOWN"), static_cast<std::uint32_t>(O2LND_HEALTH_DOWN));
+}
+
+TEST(Names, RouterPoolsAreTinySmallLargeInHeaderOrder) {
+  EXPECT_EQ(all_names(NameKind::kRtrPool), (std::vector<std::string>{"tiny", "small", "large"}));
+  EXPECT_EQ(rtr_pool_name(O2LND_RTR_TINY), "tiny");
+  EXPECT_EQ(rtr_pool_name(O2LND_RTR_SMALL), "small");
+  EXPECT_EQ(rtr_pool_name(O2LND_RTR_LARGE), "large");
+  EXPECT_EQ(rtr_pool_name(O2LND_RTR_NPOOLS), "unknown(3)");
+  EXPECT_EQ(*parse_name(NameKind::kRtrPool, "Large"), static_cast<std::uint32_t>(O2LND_RTR_LARGE));
 }
 
 }  // namespace

@@ -1,9 +1,8 @@
 // Every YAML output of o2ctl, through a real YAML parser (yaml-cpp): net show
-// [-v], peer show [-v], conn show, fault list, stats [-v|NID], version, empty
-// lists included, on a fake kernel with awkward content (NIDs, negative
-// numbers, zero and 2^64-1 counters, 31-character names, names that read as
-// YAML booleans or numbers).  Also the -t tables: a header and one aligned
-// row per entry.
+// [-v], peer show [-v], conn show, route show, routing show, fault list,
+// stats [-v|NID], version, empty lists included, on a fake kernel with awkward content (NIDs,
+// negative numbers, zero and 2^64-1 counters, 31-character names, names that read as YAML booleans
+// or numbers).  Also the -t tables: a header and one aligned row per entry.
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -32,6 +31,8 @@ using o2lnd::testing::FakeKernel;
 using o2lnd::testing::make_conn;
 using o2lnd::testing::make_ni;
 using o2lnd::testing::make_peer;
+using o2lnd::testing::make_route;
+using o2lnd::testing::make_routing;
 
 constexpr std::uint64_t kLocal0 = 0x00050000c0a80101ULL;  // 192.168.1.1@o2ib0
 constexpr std::uint64_t kPeer0 = 0x00050000c0a80102ULL;   // 192.168.1.2@o2ib0
@@ -88,6 +89,10 @@ class YamlTest : public ::testing::Test {
     p0.tx_credits_max = 8;
     p0.tx_credits_min = -2;
     p0.alive_ms = 15;
+    p0.rtr_credits = -3;  // three of its messages wait for a router buffer
+    p0.rtr_credits_max = 8;
+    p0.rtr_credits_min = -5;
+    p0.rtr_queued = 3;
     auto p1 = make_peer(kPeer1, O2LND_PEER_BACKOFF);
     p1.last_error = -110;
     p1.last_reject = O2LND_REJECT_CONN_STALE;
@@ -132,6 +137,28 @@ class YamlTest : public ::testing::Test {
     c2.deadline_ms = 5000;
     kernel_->conns[1] = {c0, c1};
     kernel_->conns[2] = {c2};
+
+    // Routes to o2ib1 (gateway up) and o2ib65535 (gateway down, far, low
+    // priority, every digit of a u64 sent).
+    auto r0 = make_route(0x00050001U, kPeer0);
+    r0.sent = 12;
+    auto r1 = make_route(0x0005ffffU, kPeer1, O2LND_HEALTH_DOWN);
+    r1.hops = 255;
+    r1.priority = 0xffffffffU;
+    r1.sent = kMax;
+    r1.dropped = 4;
+    kernel_->routes = {r0, r1};
+    // A router under load: the large pool overcommitted.
+    auto rt = make_routing(true);
+    rt.waiting = 2;
+    rt.waiting_max = 6;
+    rt.held_rx = 2;
+    rt.pools[O2LND_RTR_LARGE].credits = -2;
+    rt.pools[O2LND_RTR_LARGE].min_credits = -4;
+    rt.pools[O2LND_RTR_SMALL].taken = kMax;
+    rt.forwarded_bytes = kMax;
+    rt.dropped_timeout = 1;
+    kernel_->routing = rt;
   }
 
   void add_faults() {
@@ -332,6 +359,102 @@ TEST_F(YamlTest, ConnShow) {
   EXPECT_EQ(s.entries, 0U) << y;
 }
 
+TEST_F(YamlTest, RouteShowParsesWithEveryKeyTyped) {
+  std::string y = yaml({"route", "show"});
+  Shape s = o2ctl_yaml::route_show(y);
+  EXPECT_SHAPE(s, y);
+  EXPECT_EQ(s.entries, 2U) << y;
+  auto doc = YAML::Load(y);
+  EXPECT_EQ(doc["route"][0]["net"].as<std::string>(), "o2ib1");
+  EXPECT_EQ(doc["route"][0]["gateway"].as<std::string>(), "192.168.1.2@o2ib0");
+  EXPECT_EQ(doc["route"][0]["hop"].as<int>(), 1);
+  EXPECT_EQ(doc["route"][0]["priority"].as<int>(), 0);
+  EXPECT_EQ(doc["route"][0]["state"].as<std::string>(), "up");
+  EXPECT_EQ(doc["route"][0]["sent"].as<int>(), 12);
+  EXPECT_EQ(doc["route"][0]["dropped"].as<int>(), 0);
+  EXPECT_EQ(doc["route"][1]["net"].as<std::string>(), "o2ib65535");
+  EXPECT_EQ(doc["route"][1]["gateway"].as<std::string>(), "255.255.255.255@o2ib65535");
+  EXPECT_EQ(doc["route"][1]["hop"].as<int>(), 255);
+  EXPECT_EQ(doc["route"][1]["priority"].as<std::uint32_t>(), 0xffffffffU);
+  EXPECT_EQ(doc["route"][1]["state"].as<std::string>(), "down");
+  EXPECT_EQ(doc["route"][1]["sent"].as<std::uint64_t>(), kMax);
+  EXPECT_EQ(doc["route"][1]["dropped"].as<int>(), 4);
+}
+
+TEST_F(YamlTest, RouteShowWithoutRoutesIsAnEmptySequence) {
+  kernel_->routes.clear();
+  std::string y = yaml({"route", "show"});
+  Shape s = o2ctl_yaml::route_show(y);
+  EXPECT_SHAPE(s, y);
+  EXPECT_EQ(s.entries, 0U) << y;
+  EXPECT_TRUE(YAML::Load(y)["route"].IsSequence()) << y;
+}
+
+TEST_F(YamlTest, RoutingShowParsesWithEveryKeyTypedAndThreePools) {
+  std::string y = yaml({"routing", "show"});
+  Shape s = o2ctl_yaml::routing_show(y);
+  EXPECT_SHAPE(s, y);
+  EXPECT_EQ(s.entries, 3U) << y;
+  auto r = YAML::Load(y)["routing"];
+  EXPECT_EQ(r["forwarding"].as<std::string>(), "enabled");
+  EXPECT_EQ(o2ctl_yaml::node_kind(r["forwarding"]), Kind::kStr) << "not a YAML boolean";
+  EXPECT_EQ(r["peer buffer credits"].as<int>(), 8);
+  EXPECT_EQ(r["router timeout"].as<int>(), 50);
+  EXPECT_EQ(r["waiting"].as<int>(), 2);
+  EXPECT_EQ(r["waiting max"].as<int>(), 6);
+  EXPECT_EQ(r["held rx"].as<int>(), 2);
+  EXPECT_EQ(r["forwarded bytes"].as<std::uint64_t>(), kMax);
+  EXPECT_EQ(r["dropped timeout"].as<int>(), 1);
+  EXPECT_EQ(r["buffers"][0]["pool"].as<std::string>(), "tiny");
+  EXPECT_EQ(r["buffers"][0]["size"].as<int>(), 0);
+  EXPECT_EQ(r["buffers"][1]["pool"].as<std::string>(), "small");
+  EXPECT_EQ(r["buffers"][1]["taken"].as<std::uint64_t>(), kMax);
+  EXPECT_EQ(r["buffers"][2]["pool"].as<std::string>(), "large");
+  EXPECT_EQ(r["buffers"][2]["size"].as<int>(), 1 << 20);
+  EXPECT_EQ(r["buffers"][2]["credits"].as<int>(), -2);
+  EXPECT_EQ(r["buffers"][2]["min credits"].as<int>(), -4);
+  kernel_->routing = make_routing(false);
+  y = yaml({"routing", "show"});
+  s = o2ctl_yaml::routing_show(y);
+  EXPECT_SHAPE(s, y);
+  EXPECT_EQ(YAML::Load(y)["routing"]["forwarding"].as<std::string>(), "disabled");
+}
+
+TEST(YamlSchema, RouteAndRoutingCheckersCatchBadValues) {
+  auto s = o2ctl_yaml::route_show(
+      "route:\n    - net: nowhere\n      gateway: 192.168.1.2@o2ib0\n      hop: 0\n"
+      "      priority: 0\n      state: sideways\n      sent: 0\n      dropped: 0\n");
+  EXPECT_NE(s.check.str().find("'nowhere' is not a network name"), std::string::npos)
+      << s.check.str();
+  EXPECT_NE(s.check.str().find("'sideways' is not up or down"), std::string::npos) << s.check.str();
+  EXPECT_NE(s.check.str().find("hop below 1"), std::string::npos) << s.check.str();
+  std::string routing = format_routing_show(o2lnd::RoutingInfo{});
+  EXPECT_TRUE(o2ctl_yaml::routing_show(routing).check.ok()) << routing;
+  std::string bad = routing;
+  bad.replace(bad.find("forwarding: disabled"), 20, "forwarding: yes");
+  s = o2ctl_yaml::routing_show(bad);
+  EXPECT_NE(s.check.str().find("'forwarding' is not a string"), std::string::npos) << s.check.str();
+  bad = routing;
+  bad.replace(bad.find("pool: small"), 11, "pool: huge");
+  const std::string pool_credits = "\n          credits: 0";
+  bad.replace(bad.find(pool_credits), pool_credits.size(),
+              "\n          credits: 1");  // more than its 0 buffers
+  s = o2ctl_yaml::routing_show(bad);
+  EXPECT_NE(s.check.str().find("pool 'huge', expected small"), std::string::npos) << s.check.str();
+  EXPECT_NE(s.check.str().find("buffers[0]: more credits than buffers"), std::string::npos)
+      << s.check.str();
+}
+
+TEST_F(YamlTest, PeerShowHasTheRouterCredits) {
+  std::string y = yaml({"peer", "show"});
+  auto doc = YAML::Load(y);
+  EXPECT_EQ(doc["peer"][0]["router credits"].as<int>(), -3);
+  EXPECT_EQ(doc["peer"][0]["router credits max"].as<int>(), 8);
+  EXPECT_EQ(doc["peer"][0]["router credits min"].as<int>(), -5);
+  EXPECT_EQ(doc["peer"][0]["router queued"].as<int>(), 3);
+  EXPECT_EQ(doc["peer"][1]["router credits"].as<int>(), 0);
+}
+
 TEST_F(YamlTest, FaultListEmptyAndFull) {
   std::string y = yaml({"fault", "list"});
   Shape s = o2ctl_yaml::fault_list(y);
@@ -497,6 +620,9 @@ TEST_F(YamlTest, TablesHaveAHeaderAndOneRowPerEntry) {
                                                 "Q",     "TXS",   "MRS"};
   const std::vector<std::string> kPeerColumns = {"NID",      "LOCAL", "STATE", "CONNS", "TXQ",
                                                  "RETRY_MS", "CRED",  "MIN",   "Q",     "HEALTH"};
+  const std::vector<std::string> kPeerVerboseColumns = {
+      "NID", "LOCAL", "STATE",  "CONNS", "TXQ",  "RETRY_MS", "CRED",
+      "MIN", "Q",     "HEALTH", "RTR",   "RMIN", "RQ"};
   const std::vector<std::string> kStatsPeerColumns = {"NID",  "LOCAL", "SENT",      "RECV",
                                                       "DROP", "ERR",   "BYTES_OUT", "BYTES_IN",
                                                       "TMO",  "QFULL", "KA",        "EARLY"};
@@ -518,6 +644,8 @@ TEST_F(YamlTest, TablesHaveAHeaderAndOneRowPerEntry) {
       {{"stats", "-v"}, kStatsPeerColumns, 6},
       {{"stats", "192.168.1.2@o2ib0"}, kStatsPeerColumns, 5},
       {{"peer", "show", "10.9.9.9@o2ib0"}, kPeerColumns, 0},
+      {{"peer", "show", "-v"}, kPeerVerboseColumns, 2},
+      {{"route", "show"}, {"NET", "GATEWAY", "HOP", "PRIO", "STATE", "SENT", "DROPPED"}, 2},
   };
   for (const auto& c : cases) {
     auto args = c.args;
@@ -576,6 +704,8 @@ TEST_F(YamlTest, HelpDocumentsTablesAndStats) {
                                             {"peer", "show"},
                                             {"conn", "show"},
                                             {"fault", "list"},
+                                            {"route", "show"},
+                                            {"routing", "show"},
                                             {"stats"}}) {
     cmd.emplace_back("--help");
     ASSERT_EQ(o2ctl(cmd), kExitOk);
@@ -583,6 +713,8 @@ TEST_F(YamlTest, HelpDocumentsTablesAndStats) {
   }
   ASSERT_EQ(o2ctl({"--help"}), kExitOk);
   EXPECT_NE(out_.str().find("  stats "), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find("  route show "), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find("  routing show "), std::string::npos) << out_.str();
   EXPECT_EQ(o2ctl({"ping", "--table", "192.168.1.2@o2ib0"}), kExitUsage) << "ping has no table";
 }
 

@@ -21,10 +21,23 @@ std::string format_net_show(const std::vector<o2lnd::NetInfo>& nis, bool verbose
 
 // `o2ctl peer show` YAML: "peer:" and one entry per peer (nid, local nid,
 // state, connection counts, tx queued, next retry ms, tx credits, tx credits
-// max, tx credits min, credit queued, health); `verbose` adds the peer's
+// max, tx credits min, credit queued, router credits, router credits max,
+// router credits min, router queued, health); `verbose` adds the peer's
 // counters, failures, downs, alive ms ("never" for a peer never heard from)
 // and tx timeouts.  An empty list gives "peer: []".
 std::string format_peer_show(const std::vector<o2lnd::PeerInfo>& peers, bool verbose);
+
+// `o2ctl route show` YAML: "route:" and one entry per route (net, gateway,
+// hop, priority, state: up or down (the gateway's health), sent, dropped).
+// An empty list gives "route: []".
+std::string format_route_show(const std::vector<o2lnd::RouteInfo>& routes);
+
+// `o2ctl routing show` YAML: "routing:" with forwarding (enabled or
+// disabled), peer buffer credits, router timeout, waiting, waiting max, held
+// rx, forwarded, forwarded bytes, dropped no route / down / timeout / closed
+// / error, and "buffers:", one entry per pool (pool: tiny, small, large;
+// size, nbuffers, credits, min credits, taken).
+std::string format_routing_show(const o2lnd::RoutingInfo& routing);
 
 // `o2ctl conn show` YAML: "conn:" and one entry per connection.  An empty
 // list gives "conn: []".
@@ -53,7 +66,13 @@ std::string format_stats(const std::vector<o2lnd::NetInfo>& nis,
 //               pool used/size)
 //   peer show:  NID LOCAL STATE CONNS TXQ RETRY_MS CRED MIN Q HEALTH
 //               (CONNS: connecting/established/closing/zombie, CRED: tx
-//               credits available/max, Q: credit queued)
+//               credits available/max, Q: credit queued); `verbose` adds
+//               RTR RMIN RQ (router credits available/max, min, queued)
+//   route show: NET GATEWAY HOP PRIO STATE SENT DROPPED
+//   routing show: two tables separated by an empty line: one row of
+//               FORWARDING PEER_CRED TIMEOUT WAIT WAIT_MAX HELD_RX FWD
+//               FWD_BYTES NO_ROUTE DOWN TMO CLOSED ERR, then one row per
+//               pool of POOL SIZE CRED (credits/nbuffers) MIN TAKEN
 //   conn show:  PEER LOCAL STATE PHASE ACT AGE_MS QD CRED OUT POSTED QP RSV
 //               SENDS SQ NOOPS IDLE_MS (SENDS: posted/concurrent sends, SQ:
 //               free/size, NOOPS: posted/queued)
@@ -63,7 +82,9 @@ std::string format_stats(const std::vector<o2lnd::NetInfo>& nis,
 //               and, after each NI's row, one row per peer of it ("-" in
 //               the NI-only QFULL KA EARLY)
 std::string table_net_show(const std::vector<o2lnd::NetInfo>& nis);
-std::string table_peer_show(const std::vector<o2lnd::PeerInfo>& peers);
+std::string table_peer_show(const std::vector<o2lnd::PeerInfo>& peers, bool verbose = false);
+std::string table_route_show(const std::vector<o2lnd::RouteInfo>& routes);
+std::string table_routing_show(const o2lnd::RoutingInfo& routing);
 std::string table_conn_show(const std::vector<o2lnd::ConnInfo>& conns);
 std::string table_fault_list(const std::vector<o2lnd::FaultRule>& rules);
 std::string table_stats(const std::vector<o2lnd::NetInfo>& nis,

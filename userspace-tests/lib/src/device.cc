@@ -31,7 +31,7 @@ std::string field(const char (&chars)[N]) {  // NOLINT(*-avoid-c-arrays)
 
 // Guards the NET_SHOW loop against a module that never says ENOENT.
 constexpr std::uint32_t kMaxNets = 1U << 16;
-// The same for PEER_SHOW, CONN_SHOW (per NI) and FAULT_LIST.
+// The same for PEER_SHOW, CONN_SHOW (per NI), ROUTE_SHOW and FAULT_LIST.
 constexpr std::uint32_t kMaxItems = 1U << 20;
 
 Error ioctl_error(int err, const std::string& what) {
@@ -272,6 +272,10 @@ PeerInfo decode(const o2lnd_ioc_peer& reply) {
   p.downs = reply.downs;
   p.alive_ms = reply.alive_ms;
   p.tx_timeouts = reply.tx_timeouts;
+  p.rtr_credits = reply.rtr_credits;
+  p.rtr_credits_max = reply.rtr_credits_max;
+  p.rtr_credits_min = reply.rtr_credits_min;
+  p.rtr_queued = reply.rtr_queued;
   return p;
 }
 
@@ -325,6 +329,42 @@ FaultRule decode(const o2lnd_ioc_fault& reply) {
 
 BrwResult decode(const o2lnd_ioc_brw& reply) {
   return BrwResult{std::chrono::nanoseconds(reply.rtt_ns), reply.rdma != 0};
+}
+
+RouteInfo decode(const o2lnd_ioc_route& reply) {
+  RouteInfo r;
+  r.index = reply.index;
+  r.count = reply.count;
+  r.net = reply.net;
+  r.hops = reply.hops;
+  r.gateway = Nid(reply.gateway);
+  r.priority = reply.priority;
+  r.gw_health = reply.gw_health;
+  r.sent = reply.sent;
+  r.dropped = reply.dropped;
+  return r;
+}
+
+RoutingInfo decode(const o2lnd_ioc_routing& reply) {
+  RoutingInfo r;
+  r.forwarding = reply.forwarding != 0;
+  r.peer_buffer_credits = reply.peer_buffer_credits;
+  r.router_timeout_s = reply.router_timeout_s;
+  r.waiting = reply.waiting;
+  r.waiting_max = reply.waiting_max;
+  r.held_rx = reply.held_rx;
+  for (std::size_t i = 0; i < r.pools.size(); ++i) {
+    const auto& in = reply.pools[i];  // NOLINT(*-constant-array-index)
+    r.pools[i] = RtrPool{in.nbuffers, in.buffer_size, in.credits, in.min_credits, in.taken};
+  }
+  r.forwarded = reply.forwarded;
+  r.forwarded_bytes = reply.forwarded_bytes;
+  r.dropped_no_route = reply.dropped_no_route;
+  r.dropped_down = reply.dropped_down;
+  r.dropped_timeout = reply.dropped_timeout;
+  r.dropped_closed = reply.dropped_closed;
+  r.dropped_error = reply.dropped_error;
+  return r;
 }
 
 std::string brw_op_name(std::uint32_t op) {
@@ -507,6 +547,41 @@ Result<std::vector<ConnInfo>> Device::conns() {
   return collect<ConnInfo>(
       *nis, [this](std::uint32_t ni, std::uint32_t i) { return conn_show(ni, i); },
       "O2LND_IOC_CONN_SHOW");
+}
+
+Result<RouteInfo> Device::route_show(std::uint32_t index) {
+  auto arg = make_arg<o2lnd_ioc_route>();
+  arg.index = index;
+  if (int err = backend_->ioctl(O2LND_IOC_ROUTE_SHOW, &arg); err != 0) {
+    return ioctl_error(err, "O2LND_IOC_ROUTE_SHOW of route " + std::to_string(index));
+  }
+  auto route = decode(arg);
+  route.index = index;
+  return route;
+}
+
+Result<std::vector<RouteInfo>> Device::routes() {
+  std::vector<RouteInfo> out;
+  for (std::uint32_t index = 0; index < kMaxItems; ++index) {
+    auto route = route_show(index);
+    if (!route) {
+      if (route.error().errnum == ENOENT) {
+        return out;
+      }
+      return route.error();
+    }
+    out.push_back(*route);
+  }
+  return Error{EPROTO,
+               "O2LND_IOC_ROUTE_SHOW: no end after " + std::to_string(kMaxItems) + " routes"};
+}
+
+Result<RoutingInfo> Device::routing() {
+  auto arg = make_arg<o2lnd_ioc_routing>();
+  if (int err = backend_->ioctl(O2LND_IOC_ROUTING_SHOW, &arg); err != 0) {
+    return ioctl_error(err, "O2LND_IOC_ROUTING_SHOW");
+  }
+  return decode(arg);
 }
 
 Result<std::uint32_t> Device::peer_close(Nid nid, std::optional<Nid> local) {

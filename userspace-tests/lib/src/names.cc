@@ -92,6 +92,13 @@ constexpr EnumName kHealths[] = {
     {O2LND_HEALTH_DOWN, "down"},
 };
 
+constexpr EnumName kRtrPools[] = {
+    {O2LND_RTR_TINY, "tiny"},
+    {O2LND_RTR_SMALL, "small"},
+    {O2LND_RTR_LARGE, "large"},
+};
+static_assert(std::size(kRtrPools) == O2LND_RTR_NPOOLS);
+
 // Lower case, '-' as '_'.
 std::string normalized(std::string_view text) {
   std::string out(text);
@@ -121,6 +128,8 @@ std::span<const EnumName> names(NameKind kind) {
       return kFaultKinds;
     case NameKind::kHealth:
       return kHealths;
+    case NameKind::kRtrPool:
+      return kRtrPools;
   }
   return {};
 }
@@ -143,6 +152,8 @@ std::string_view kind_noun(NameKind kind) {
       return "fault kind";
     case NameKind::kHealth:
       return "peer health";
+    case NameKind::kRtrPool:
+      return "router buffer pool";
   }
   return "value";
 }

@@ -146,6 +146,13 @@ struct PeerInfo {
   std::uint32_t downs = 0;                 // times marked down
   std::uint32_t alive_ms = kAliveNever;    // ms since last heard from
   std::uint64_t tx_timeouts = 0;
+  // Router buffer credits of the peer on a router (ABI 5): rtr_credits_max
+  // (peer_buffer_credits) when idle; below 0, that many of its messages
+  // wait for one.
+  std::int32_t rtr_credits = 0;
+  std::uint32_t rtr_credits_max = 0;
+  std::int32_t rtr_credits_min = 0;  // the lowest rtr_credits ever reached
+  std::uint32_t rtr_queued = 0;      // its messages waiting for a router buffer
 
   // alive_ms of a peer never heard from.
   static constexpr std::uint32_t kAliveNever = ~std::uint32_t{0};
@@ -190,6 +197,48 @@ struct ConnInfo {
   std::uint32_t noops_queued = 0;  // NOOPs and credit-less messages waiting
   std::uint32_t idle_ms = 0;       // since the last Send was posted
   std::uint32_t keepalives = 0;    // keepalive NOOPs sent on it
+};
+
+// One route (O2LND_IOC_ROUTE_SHOW).
+struct RouteInfo {
+  std::uint32_t index = 0;
+  std::uint32_t count = 0;      // routes configured when this one was read
+  std::uint32_t net = 0;        // the remote network (high 32 bits of its NIDs)
+  std::uint32_t hops = 0;       // 1 unless given
+  Nid gateway;                  // on a local network
+  std::uint32_t priority = 0;   // 0 highest
+  std::uint32_t gw_health = 0;  // O2LND_HEALTH_* of the gateway peer
+  std::uint64_t sent = 0;       // messages sent through this route
+  std::uint64_t dropped = 0;    // dropped because its gateway was down
+
+  [[nodiscard]] bool up() const { return gw_health == O2LND_HEALTH_UP; }
+};
+
+// One router buffer pool (O2LND_RTR_TINY, _SMALL, _LARGE).
+struct RtrPool {
+  std::uint32_t nbuffers = 0;     // its credits when idle
+  std::uint32_t buffer_size = 0;  // payload bytes one buffer holds
+  std::int32_t credits = 0;       // available now; below 0, that many wait
+  std::int32_t min_credits = 0;   // the lowest credits ever reached
+  std::uint64_t taken = 0;        // buffers handed out since load
+};
+
+// The router's state (O2LND_IOC_ROUTING_SHOW).
+struct RoutingInfo {
+  bool forwarding = false;  // forwards between its networks
+  std::uint32_t peer_buffer_credits = 0;
+  std::uint32_t router_timeout_s = 0;
+  std::uint32_t waiting = 0;      // messages waiting now (for a peer or a pool credit)
+  std::uint32_t waiting_max = 0;  // the most ever waiting at once
+  std::uint32_t held_rx = 0;      // receive buffers held by waiting messages
+  std::array<RtrPool, O2LND_RTR_NPOOLS> pools{};  // by O2LND_RTR_*
+  std::uint64_t forwarded = 0;
+  std::uint64_t forwarded_bytes = 0;
+  std::uint64_t dropped_no_route = 0;
+  std::uint64_t dropped_down = 0;
+  std::uint64_t dropped_timeout = 0;
+  std::uint64_t dropped_closed = 0;
+  std::uint64_t dropped_error = 0;
 };
 
 // One bulk RPC of the selftest service (O2LND_IOC_BRW).
@@ -254,6 +303,8 @@ PeerInfo decode(const o2lnd_ioc_peer& reply);
 ConnInfo decode(const o2lnd_ioc_conn& reply);
 FaultRule decode(const o2lnd_ioc_fault& reply);
 BrwResult decode(const o2lnd_ioc_brw& reply);
+RouteInfo decode(const o2lnd_ioc_route& reply);
+RoutingInfo decode(const o2lnd_ioc_routing& reply);
 
 // A zeroed ioctl argument with its header filled for this ABI.
 template <typename T>
@@ -321,6 +372,14 @@ class Device {
   Result<ConnInfo> conn_show(std::uint32_t ni_index, std::uint32_t index);
   // Every connection of every o2ib NI, as peers().
   Result<std::vector<ConnInfo>> conns();
+
+  // One route by index (ROUTE_SHOW); ENOENT past the last.
+  Result<RouteInfo> route_show(std::uint32_t index);
+  // Every route: ROUTE_SHOW from index 0 until ENOENT (none: empty).  Any
+  // other error is returned as is.
+  Result<std::vector<RouteInfo>> routes();
+  // The router's state and buffer pools (ROUTING_SHOW).
+  Result<RoutingInfo> routing();
 
   // Closes every connection to `nid` (on NI `local`, or on every NI) and
   // cancels its reconnect; returns how many were closed.  ENOENT when no NI

@@ -26,6 +26,7 @@ enum class NameKind : std::uint8_t {
   kFaultKind,     // O2LND_FAULT_*: cm-drop cm-delay stall reject msg-drop msg-corrupt send-delay
                   //   inv-fail
   kHealth,        // O2LND_HEALTH_*: up down
+  kRtrPool,       // O2LND_RTR_*: tiny small large (router buffer pools)
 };
 
 struct EnumName {
@@ -54,6 +55,7 @@ inline std::string cm_event_name(std::uint32_t v) { return name_of(NameKind::kCm
 inline std::string msg_type_name(std::uint32_t v) { return name_of(NameKind::kMsgType, v); }
 inline std::string fault_kind_name(std::uint32_t v) { return name_of(NameKind::kFaultKind, v); }
 inline std::string health_name(std::uint32_t v) { return name_of(NameKind::kHealth, v); }
+inline std::string rtr_pool_name(std::uint32_t v) { return name_of(NameKind::kRtrPool, v); }
 // Reject reasons, with 0 (no reject) as "none".
 std::string reject_reason_name(std::uint32_t v);
 

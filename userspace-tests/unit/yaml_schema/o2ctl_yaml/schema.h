@@ -374,6 +374,10 @@ inline Shape peer_show(const std::string& yaml, bool verbose) {
                           {"tx credits max", Kind::kInt},
                           {"tx credits min", Kind::kInt},
                           {"credit queued", Kind::kInt},
+                          {"router credits", Kind::kInt},
+                          {"router credits max", Kind::kInt},
+                          {"router credits min", Kind::kInt},
+                          {"router queued", Kind::kInt},
                           {"health", Kind::kStr}};
   if (verbose) {
     for (const char* k :
@@ -388,6 +392,86 @@ inline Shape peer_show(const std::string& yaml, bool verbose) {
   for (std::size_t i = 0; peers && i < peers.size(); ++i) {
     ++s.entries;
     s.check.map(peers[i], f, "peer[" + std::to_string(i) + "]");
+  }
+  return s;
+}
+
+// `o2ctl route show`: entries = routes.  Also checks that net names a
+// network (o2ib1), that state is up or down and that hop is at least 1.
+inline Shape route_show(const std::string& yaml) {
+  Shape s;
+  auto routes = s.check.top_list(s.check.load(yaml), "route");
+  const std::vector<Field> f = {{"net", Kind::kStr},    {"gateway", Kind::kNid},
+                                {"hop", Kind::kInt},    {"priority", Kind::kInt},
+                                {"state", Kind::kStr},  {"sent", Kind::kInt},
+                                {"dropped", Kind::kInt}};
+  for (std::size_t i = 0; routes && i < routes.size(); ++i) {
+    ++s.entries;
+    std::string where = "route[" + std::to_string(i) + "]";
+    if (!s.check.map(routes[i], f, where)) {
+      continue;
+    }
+    const std::string net = routes[i]["net"].Scalar();
+    auto nid = o2lnd::Nid::parse("1.2.3.4@" + net);
+    if (!nid.ok() || o2lnd::net_name(nid->net()) != net) {
+      s.check.fail(
+          std::string(where).append(": net '").append(net).append("' is not a network name"));
+    }
+    const std::string state = routes[i]["state"].Scalar();
+    if (state != "up" && state != "down") {
+      s.check.fail(
+          std::string(where).append(": state '").append(state).append("' is not up or down"));
+    }
+    if (routes[i]["hop"].as<std::int64_t>() < 1) {
+      s.check.fail(where + ": hop below 1");
+    }
+  }
+  return s;
+}
+
+// `o2ctl routing show`: entries = pools (tiny, small, large in that order).
+// Also checks forwarding (enabled or disabled) and that no pool has more
+// credits than buffers.
+inline Shape routing_show(const std::string& yaml) {
+  Shape s;
+  auto doc = s.check.load(yaml);
+  if (!s.check.map(doc, {{"routing", Kind::kMap}}, "document")) {
+    return s;
+  }
+  auto r = doc["routing"];
+  std::vector<Field> f = {{"forwarding", Kind::kStr}, {"buffers", Kind::kSeq}};
+  for (const char* k : {"peer buffer credits", "router timeout", "waiting", "waiting max",
+                        "held rx", "forwarded", "forwarded bytes", "dropped no route",
+                        "dropped down", "dropped timeout", "dropped closed", "dropped error"}) {
+    f.push_back({k, Kind::kInt});
+  }
+  if (!s.check.map(r, f, "routing")) {
+    return s;
+  }
+  const std::string fwd = r["forwarding"].Scalar();
+  if (fwd != "enabled" && fwd != "disabled") {
+    s.check.fail("routing: forwarding '" + fwd + "' is not enabled or disabled");
+  }
+  const std::vector<Field> pf = {{"pool", Kind::kStr},        {"size", Kind::kInt},
+                                 {"nbuffers", Kind::kInt},    {"credits", Kind::kInt},
+                                 {"min credits", Kind::kInt}, {"taken", Kind::kInt}};
+  const std::vector<std::string> names = {"tiny", "small", "large"};
+  auto pools = r["buffers"];
+  if (pools.size() != names.size()) {
+    s.check.fail("routing.buffers: " + std::to_string(pools.size()) + " pools, not 3");
+  }
+  for (std::size_t i = 0; i < pools.size(); ++i) {
+    ++s.entries;
+    std::string where = "routing.buffers[" + std::to_string(i) + "]";
+    if (!s.check.map(pools[i], pf, where)) {
+      continue;
+    }
+    if (i < names.size() && pools[i]["pool"].Scalar() != names[i]) {
+      s.check.fail(where + ": pool '" + pools[i]["pool"].Scalar() + "', expected " + names[i]);
+    }
+    if (pools[i]["credits"].as<std::int64_t>() > pools[i]["nbuffers"].as<std::int64_t>()) {
+      s.check.fail(where + ": more credits than buffers");
+    }
   }
   return s;
 }
