@@ -516,6 +516,21 @@ static struct o2_tx *o2_bulk_tx(struct o2_ni *ni, u8 type, struct o2_bulk *b,
 	return tx;
 }
 
+/*
+ * Send @tx, a request for exchange @b of ours (PUT_REQ, GET_REQ), to
+ * @nid: @b waits for the peer's answer until its deadline.  Takes over
+ * the caller's reference to @b.  Return: as o2_ni_launch().
+ */
+static int o2_bulk_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx,
+			  struct o2_bulk *b)
+{
+	tx->deadline = b->deadline;
+	tx->has_deadline = true;
+	o2_bulk_wait(b, NULL);
+	o2_bulk_put(b);		/* the table and the tx hold it */
+	return o2_ni_launch(ni, nid, tx);
+}
+
 static void o2_bulk_desc(struct o2_bulk *b, struct o2_rdma_desc *rd)
 {
 	rd->key = b->mr->mr->rkey;
@@ -815,11 +830,7 @@ void o2_bulk_rtr_send(struct o2_ni *ni, u64 hop, const struct o2_lnet_hdr *hdr,
 	m = tx->msg + sizeof(struct o2_msg_hdr);
 	m->hdr = *hdr;
 	m->cookie = b->cookie;
-	tx->deadline = b->deadline;
-	tx->has_deadline = true;
-	o2_bulk_wait(b, NULL);
-	o2_bulk_put(b);		/* the table and the tx hold it */
-	o2_ni_launch(ni, hop, tx);
+	o2_bulk_launch(ni, hop, tx, b);
 }
 
 /* A GET_REQ: RDMA-write our selftest source into the peer's sink. */
@@ -1112,11 +1123,7 @@ static void o2_brw_reply_by_put(struct o2_ni *ni, const struct o2_lnet_hdr *get,
 	o2_lnet_hdr_init(&m->hdr, ni, to, O2_LNET_MSG_REPLY, nob);
 	m->hdr.msg.reply.dst_wmd = get->msg.get.return_wmd;
 	m->cookie = b->cookie;
-	tx->deadline = b->deadline;
-	tx->has_deadline = true;
-	o2_bulk_wait(b, NULL);
-	o2_bulk_put(b);		/* the table and the tx hold it */
-	o2_ni_launch(ni, to, tx);
+	o2_bulk_launch(ni, to, tx, b);
 }
 
 /**
@@ -1290,11 +1297,7 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 		o2_bulk_desc(b, &m->rd);
 		tx->reg = true;
 	}
-	tx->deadline = b->deadline;
-	tx->has_deadline = true;
-	o2_bulk_wait(b, NULL);
-	o2_bulk_put(b);		/* the table and the tx hold it */
-	return o2_ni_launch(ni, r->nid, tx);
+	return o2_bulk_launch(ni, r->nid, tx, b);
 }
 
 /**

@@ -13,7 +13,16 @@
 #include <uapi/o2lnd.h>
 #include "nid.h"
 
-static int o2_parse_u32(const char *s, size_t len, u32 max, u32 *val)
+/**
+ * o2_parse_u32() - parse a decimal number of @len characters
+ * @s: the digits (not necessarily NUL-terminated; no sign, no blanks)
+ * @len: their count
+ * @max: the largest value accepted
+ * @val: out: the value
+ *
+ * Return: 0 or -EINVAL.
+ */
+int o2_parse_u32(const char *s, size_t len, u32 max, u32 *val)
 {
 	char tmp[12];
 

@@ -40,6 +40,7 @@ static inline u64 o2_make_nid(u32 net, u32 addr)
 	return ((u64)net << 32) | addr;
 }
 
+int o2_parse_u32(const char *s, size_t len, u32 max, u32 *val);
 int o2_nid_parse(const char *str, u64 *nid);
 char *o2_nid_format(u64 nid, char *buf, size_t size);
 int o2_net_parse(const char *str, size_t len, u32 *net);

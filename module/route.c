@@ -13,8 +13,6 @@
 #include <linux/kernel.h>
 #include <linux/string.h>
 #include <linux/errno.h>
-#include <linux/kstrtox.h>
-#include <linux/ctype.h>
 #include <uapi/o2lnd.h>
 #include "nid.h"
 #include "route.h"
@@ -35,19 +33,6 @@ static const char *o2_route_token(const char *s, const char **end)
 	return s;
 }
 
-static int o2_route_u32(const char *s, size_t len, u32 max, u32 *val)
-{
-	char tmp[12];
-
-	if (!len || len >= sizeof(tmp) || !isdigit(s[0]))
-		return -EINVAL;
-	memcpy(tmp, s, len);
-	tmp[len] = '\0';
-	if (kstrtou32(tmp, 10, val) || *val > max)
-		return -EINVAL;
-	return 0;
-}
-
 /* "a.b.c.d@net[:priority]" of @len bytes */
 static int o2_route_gw(const char *s, size_t len, u64 *gw, u32 *priority)
 {
@@ -56,7 +41,7 @@ static int o2_route_gw(const char *s, size_t len, u64 *gw, u32 *priority)
 	size_t nidlen = colon ? colon - s : len;
 
 	*priority = 0;
-	if (colon && o2_route_u32(colon + 1, len - nidlen - 1, U32_MAX,
+	if (colon && o2_parse_u32(colon + 1, len - nidlen - 1, U32_MAX,
 				  priority))
 		return -EINVAL;
 	if (!nidlen || nidlen >= sizeof(tmp))
@@ -109,7 +94,7 @@ int o2_routes_parse(const char *s, struct o2_route_spec *routes, int max,
 			return -EINVAL;
 		}
 		if (!memchr(t2, '@', e2 - t2)) {
-			if (o2_route_u32(t2, e2 - t2, O2_ROUTE_MAX_HOPS,
+			if (o2_parse_u32(t2, e2 - t2, O2_ROUTE_MAX_HOPS,
 					 &r.hops) || !r.hops) {
 				snprintf(err, errlen,
 					 "bad hop count at '%s' (1..%d)", t2,

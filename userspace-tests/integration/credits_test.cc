@@ -40,70 +40,29 @@ constexpr const char* kA = "192.168.1.1@o2ib0";  // veth0 (g1 eth0 in `two`)
 constexpr const char* kB = "192.168.1.2@o2ib0";  // veth1 (g2 eth0 in `two`)
 constexpr const char* kBoth = "o2ib0(veth0,veth1)";
 constexpr const char* kEth = "o2ib0(eth0)";
-constexpr int64_t kMissing = INT64_MIN;
 
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// "tx credits", "tx_credits" and "Tx-Credits" are the same key.
-std::string norm(std::string_view k) {
-  std::string s;
-  for (char c : k) {
-    s +=
-        c == ' ' || c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return s;
-}
-
-// The value of the first of `keys` in r: a key matches a record key equal
-// to it or a nested one ending in it ("tx_live" matches
-// "lnd details.tx_live"); exact matches first.
-std::optional<std::string> lookup(const Record& r, std::initializer_list<std::string_view> keys) {
-  for (auto k : keys) {
-    std::string nk = norm(k);
-    for (const auto& [rk, v] : r) {
-      if (norm(rk) == nk) return v;
-    }
-    for (const auto& [rk, v] : r) {
-      if (norm(rk).ends_with("." + nk)) return v;
-    }
-  }
-  return std::nullopt;
-}
-
-// As a number (kMissing if absent or not a number).
-int64_t get(const Record& r, std::initializer_list<std::string_view> keys) {
-  auto v = lookup(r, keys);
-  if (!v) return kMissing;
-  char* end = nullptr;
-  int64_t n = std::strtoll(v->c_str(), &end, 10);
-  return end != v->c_str() && *end == 0 ? n : kMissing;
-}
-
-std::string gets(const Record& r, std::initializer_list<std::string_view> keys) {
-  return lookup(r, keys).value_or("");
-}
-
-std::string str(const Record& r) { return dump({r}); }
-
 // Messages to a peer that failed so far: timed out (the peer's counter)
 // or failed otherwise (its NI's error count; 0 when a field is missing).
 int64_t message_failures(const Record& peer, const Record* ni) {
-  int64_t t = get(peer, {"tx timeouts", "tx_timeouts"});
-  int64_t e = ni != nullptr ? get(*ni, {"statistics.error_count"}) : kMissing;
-  return (t == kMissing ? 0 : t) + (e == kMissing ? 0 : e);
+  int64_t t = field_int(peer, {"tx timeouts", "tx_timeouts"});
+  int64_t e = ni != nullptr ? field_int(*ni, {"statistics.error_count"}) : kMissingField;
+  return (t == kMissingField ? 0 : t) + (e == kMissingField ? 0 : e);
 }
 
 // A field that must be there: its value, or a failure naming it (and 0).
-#define NEED(rec, ...)                                                                      \
-  [&]() -> int64_t {                                                                        \
-    int64_t v_ = get((rec), {__VA_ARGS__});                                                 \
-    if (v_ == kMissing) {                                                                   \
-      ADD_FAILURE() << "no field " << #__VA_ARGS__ << " in the o2ctl entry:\n" << str(rec); \
-      return 0;                                                                             \
-    }                                                                                       \
-    return v_;                                                                              \
+#define NEED(rec, ...)                                                         \
+  [&]() -> int64_t {                                                           \
+    int64_t v_ = field_int((rec), {__VA_ARGS__});                              \
+    if (v_ == kMissingField) {                                                 \
+      ADD_FAILURE() << "no field " << #__VA_ARGS__ << " in the o2ctl entry:\n" \
+                    << dump_record(rec);                                       \
+      return 0;                                                                \
+    }                                                                          \
+    return v_;                                                                 \
   }()
 
 // Field spellings (o2ctl's YAML of the ABI 3 fields).
@@ -160,9 +119,9 @@ struct Selftest {
   std::string error;  // not run / not parsed
   // The value at a key path ending in `key` ("latency_us.p50"), or def.
   [[nodiscard]] double at(const std::string& key, double def = -1) const {
-    std::string k = norm(key);
+    std::string k = field_key(key);
     for (const auto& [path, v] : f) {
-      std::string p = norm(path);
+      std::string p = field_key(path);
       if (p == k || p.ends_with("." + k)) {
         char* end = nullptr;
         double d = std::strtod(v.c_str(), &end);
@@ -331,27 +290,29 @@ TEST_F(CreditsVeth, CreditsFloodBothWaysKeepsInvariants) {
   int64_t min_credits = INT64_MAX;
   auto check_sample = [&](const Sample& s) {
     for (const auto& c : s.conns) {
-      int64_t qd = get(c, {K_QD});
+      int64_t qd = field_int(c, {K_QD});
       if (qd <= 0) continue;  // not negotiated yet
       checked_conns++;
       int64_t cr = NEED(c, K_CREDITS), out = NEED(c, K_OUTSTANDING), res = NEED(c, K_RESERVED);
       min_credits = std::min(min_credits, cr);
-      EXPECT_TRUE(cr >= 0 && cr <= qd) << "credits out of 0..queue depth:\n" << str(c);
-      EXPECT_TRUE(out >= 0 && out <= qd) << "outstanding out of 0..queue depth:\n" << str(c);
-      EXPECT_TRUE(res >= 0 && res <= qd) << "reserved out of 0..queue depth:\n" << str(c);
-      EXPECT_LE(NEED(c, K_POSTED), NEED(c, K_CSENDS)) << "posted > concurrent sends:\n" << str(c);
-      EXPECT_LE(NEED(c, K_SQ_FREE), NEED(c, K_SQ_SIZE)) << str(c);
-      EXPECT_LE(NEED(c, K_NOOPS_POSTED), 2) << "more than 2 NOOPs posted:\n" << str(c);
+      EXPECT_TRUE(cr >= 0 && cr <= qd) << "credits out of 0..queue depth:\n" << dump_record(c);
+      EXPECT_TRUE(out >= 0 && out <= qd) << "outstanding out of 0..queue depth:\n"
+                                         << dump_record(c);
+      EXPECT_TRUE(res >= 0 && res <= qd) << "reserved out of 0..queue depth:\n" << dump_record(c);
+      EXPECT_LE(NEED(c, K_POSTED), NEED(c, K_CSENDS)) << "posted > concurrent sends:\n"
+                                                      << dump_record(c);
+      EXPECT_LE(NEED(c, K_SQ_FREE), NEED(c, K_SQ_SIZE)) << dump_record(c);
+      EXPECT_LE(NEED(c, K_NOOPS_POSTED), 2) << "more than 2 NOOPs posted:\n" << dump_record(c);
     }
     for (const auto& p : s.peers) {
       int64_t tc = NEED(p, K_TXC), mn = NEED(p, K_TXC_MIN), mx = NEED(p, K_TXC_MAX);
-      EXPECT_GE(tc, mn) << "peer tx credits below their minimum:\n" << str(p);
-      EXPECT_LE(tc, mx) << "peer tx credits above their maximum:\n" << str(p);
+      EXPECT_GE(tc, mn) << "peer tx credits below their minimum:\n" << dump_record(p);
+      EXPECT_LE(tc, mx) << "peer tx credits above their maximum:\n" << dump_record(p);
     }
     for (const auto& n : s.nis) {
-      EXPECT_GE(NEED(n, K_NI_TXC), NEED(n, K_NI_TXC_MIN)) << str(n);
-      EXPECT_LE(NEED(n, K_NI_TXC), NEED(n, K_NI_TXC_MAX)) << str(n);
-      EXPECT_LE(NEED(n, K_TX_LIVE), NEED(n, K_NTX)) << str(n);
+      EXPECT_GE(NEED(n, K_NI_TXC), NEED(n, K_NI_TXC_MIN)) << dump_record(n);
+      EXPECT_LE(NEED(n, K_NI_TXC), NEED(n, K_NI_TXC_MAX)) << dump_record(n);
+      EXPECT_LE(NEED(n, K_TX_LIVE), NEED(n, K_NTX)) << dump_record(n);
     }
   };
   while (ab.wait_for(std::chrono::milliseconds(500)) != std::future_status::ready ||
@@ -382,30 +343,33 @@ TEST_F(CreditsVeth, CreditsFloodBothWaysKeepsInvariants) {
   const Record* a = find_conn(q, kA, kB);
   const Record* b = find_conn(q, kB, kA);
   ASSERT_TRUE(a != nullptr && b != nullptr) << "no connection A->B and B->A:\n" << dump(q.conns);
-  EXPECT_EQ(field(*a, "state"), "established") << str(*a);
-  EXPECT_EQ(field(*b, "state"), "established") << str(*b);
+  EXPECT_EQ(field(*a, "state"), "established") << dump_record(*a);
+  EXPECT_EQ(field(*b, "state"), "established") << dump_record(*b);
   int64_t qd = NEED(*a, K_QD);
   EXPECT_EQ(NEED(*b, K_QD), qd);
-  EXPECT_EQ(NEED(*a, K_CREDITS) + NEED(*b, K_OUTSTANDING), qd) << str(*a) << str(*b);
-  EXPECT_EQ(NEED(*b, K_CREDITS) + NEED(*a, K_OUTSTANDING), qd) << str(*a) << str(*b);
+  EXPECT_EQ(NEED(*a, K_CREDITS) + NEED(*b, K_OUTSTANDING), qd)
+      << dump_record(*a) << dump_record(*b);
+  EXPECT_EQ(NEED(*b, K_CREDITS) + NEED(*a, K_OUTSTANDING), qd)
+      << dump_record(*a) << dump_record(*b);
   for (const Record* c : {a, b}) {
-    EXPECT_EQ(NEED(*c, K_POSTED), 0) << str(*c);
-    EXPECT_EQ(NEED(*c, K_NOOPS_QUEUED), 0) << str(*c);
-    EXPECT_EQ(NEED(*c, K_TXQ), 0) << str(*c);
+    EXPECT_EQ(NEED(*c, K_POSTED), 0) << dump_record(*c);
+    EXPECT_EQ(NEED(*c, K_NOOPS_QUEUED), 0) << dump_record(*c);
+    EXPECT_EQ(NEED(*c, K_TXQ), 0) << dump_record(*c);
   }
   int64_t peer_min = INT64_MAX, ni_min = INT64_MAX;
   for (const auto& p : q.peers) {
-    EXPECT_EQ(NEED(p, K_TXC), NEED(p, K_TXC_MAX)) << "peer credits not back:\n" << str(p);
-    EXPECT_EQ(NEED(p, K_CREDIT_QUEUED), 0) << str(p);
+    EXPECT_EQ(NEED(p, K_TXC), NEED(p, K_TXC_MAX)) << "peer credits not back:\n" << dump_record(p);
+    EXPECT_EQ(NEED(p, K_CREDIT_QUEUED), 0) << dump_record(p);
     peer_min = std::min(peer_min, NEED(p, K_TXC_MIN));
   }
   EXPECT_LT(peer_min, 0) << "the flood never queued for a peer credit:\n" << dump(q.peers);
   ASSERT_EQ(q.nis.size(), 2U) << q.raw;
   for (const auto& n : q.nis) {
-    EXPECT_EQ(NEED(n, K_NI_TXC), NEED(n, K_NI_TXC_MAX)) << "NI credits not back:\n" << str(n);
-    EXPECT_EQ(NEED(n, K_NI_TXC_MAX), 64) << str(n);
-    EXPECT_EQ(NEED(n, K_NI_TXQ), 0) << str(n);
-    EXPECT_EQ(NEED(n, K_TX_LIVE), 0) << str(n);
+    EXPECT_EQ(NEED(n, K_NI_TXC), NEED(n, K_NI_TXC_MAX)) << "NI credits not back:\n"
+                                                        << dump_record(n);
+    EXPECT_EQ(NEED(n, K_NI_TXC_MAX), 64) << dump_record(n);
+    EXPECT_EQ(NEED(n, K_NI_TXQ), 0) << dump_record(n);
+    EXPECT_EQ(NEED(n, K_TX_LIVE), 0) << dump_record(n);
     ni_min = std::min(ni_min, NEED(n, K_NI_TXC_MIN));
   }
   figure("samples_checked", std::to_string(samples));
@@ -466,7 +430,7 @@ TEST_F(CreditsVeth, LateSendCompletionsNeverCompleteEarly) {
   const Record* ni1 = find_ni(s1, kA);
   ASSERT_NE(ni1, nullptr) << s1.raw;
   int64_t early = NEED(*ni1, K_EARLY) - early0;
-  EXPECT_GT(early, 0) << "no early replies counted on " << kA << ":\n" << str(*ni1);
+  EXPECT_GT(early, 0) << "no early replies counted on " << kA << ":\n" << dump_record(*ni1);
 
   // Credits return once the rule is gone.
   EXPECT_TRUE(o2ctl(g, "fault del " + std::to_string(id), 30).ok());
@@ -478,15 +442,17 @@ TEST_F(CreditsVeth, LateSendCompletionsNeverCompleteEarly) {
   const Record* b = find_conn(q, kB, kA);
   ASSERT_TRUE(a != nullptr && b != nullptr) << dump(q.conns);
   int64_t qd = NEED(*a, K_QD);
-  EXPECT_EQ(NEED(*a, K_CREDITS) + NEED(*b, K_OUTSTANDING), qd) << str(*a) << str(*b);
-  EXPECT_EQ(NEED(*b, K_CREDITS) + NEED(*a, K_OUTSTANDING), qd) << str(*a) << str(*b);
-  EXPECT_EQ(NEED(*a, K_POSTED), 0) << str(*a);
+  EXPECT_EQ(NEED(*a, K_CREDITS) + NEED(*b, K_OUTSTANDING), qd)
+      << dump_record(*a) << dump_record(*b);
+  EXPECT_EQ(NEED(*b, K_CREDITS) + NEED(*a, K_OUTSTANDING), qd)
+      << dump_record(*a) << dump_record(*b);
+  EXPECT_EQ(NEED(*a, K_POSTED), 0) << dump_record(*a);
   for (const auto& p : q.peers) {
-    EXPECT_EQ(NEED(p, K_TXC), NEED(p, K_TXC_MAX)) << str(p);
+    EXPECT_EQ(NEED(p, K_TXC), NEED(p, K_TXC_MAX)) << dump_record(p);
   }
   for (const auto& ni : q.nis) {
-    EXPECT_EQ(NEED(ni, K_NI_TXC), NEED(ni, K_NI_TXC_MAX)) << str(ni);
-    EXPECT_EQ(NEED(ni, K_TX_LIVE), 0) << str(ni);
+    EXPECT_EQ(NEED(ni, K_NI_TXC), NEED(ni, K_NI_TXC_MAX)) << dump_record(ni);
+    EXPECT_EQ(NEED(ni, K_TX_LIVE), 0) << dump_record(ni);
   }
   figure("min_ping_rtt_ms", std::to_string(min_ms));
   figure("selftest_min_latency_us", std::to_string(static_cast<int64_t>(st.at("latency_us.min"))));
@@ -607,15 +573,16 @@ TEST_F(CreditsTwoGuests, PeerThatStopsAnsweringFailsMessagesWithinTimeoutAndReco
     ASSERT_NE(ni, nullptr) << s.raw;
     int64_t live = NEED(*ni, K_TX_LIVE);
     max_live = std::max(max_live, live);
-    EXPECT_LE(live, ntx) << "more txs alive than ntx:\n" << str(*ni);
+    EXPECT_LE(live, ntx) << "more txs alive than ntx:\n" << dump_record(*ni);
     const Record* p = find_peer(s, kA, kB);
     if (p != nullptr) {
       int64_t queued = NEED(*p, K_CREDIT_QUEUED) + NEED(*p, K_TXQ);
       max_queued = std::max(max_queued, queued);
-      EXPECT_LE(queued, credits) << "more messages queued for the peer than credits:\n" << str(*p);
+      EXPECT_LE(queued, credits) << "more messages queued for the peer than credits:\n"
+                                 << dump_record(*p);
       int64_t fails = message_failures(*p, ni);
       if (first_failure < 0 && fails > fails0) first_failure = t;
-      std::string h = gets(*p, {"health"});
+      std::string h = field_str(*p, {"health"});
       health_seen += health_seen.empty() || !health_seen.ends_with(h) ? " " + h : "";
       // down now, or it went down (and maybe up) between two samples
       if (down_at < 0 && (h == "down" || h == "1" || NEED(*p, "downs") > downs0)) down_at = t;
@@ -647,7 +614,8 @@ TEST_F(CreditsTwoGuests, PeerThatStopsAnsweringFailsMessagesWithinTimeoutAndReco
   }
   EXPECT_GE(recovered, 0) << "no ping got through within 30 s of the resume";
   Record p = peer(g1, kA, kB);
-  EXPECT_EQ(gets(p, {"health"}) == "up" || gets(p, {"health"}) == "0", true) << str(p);
+  EXPECT_EQ(field_str(p, {"health"}) == "up" || field_str(p, {"health"}) == "0", true)
+      << dump_record(p);
 
   Selftest st = parse_selftest(flood.get());
   expect_parsed(st, "selftest flood");
@@ -656,8 +624,8 @@ TEST_F(CreditsTwoGuests, PeerThatStopsAnsweringFailsMessagesWithinTimeoutAndReco
       << st.text();
   usleep(3 * 1000 * 1000);
   p = peer(g1, kA, kB);
-  EXPECT_EQ(NEED(p, K_TXC), NEED(p, K_TXC_MAX)) << "credits not restored:\n" << str(p);
-  EXPECT_EQ(NEED(p, K_CREDIT_QUEUED), 0) << str(p);
+  EXPECT_EQ(NEED(p, K_TXC), NEED(p, K_TXC_MAX)) << "credits not restored:\n" << dump_record(p);
+  EXPECT_EQ(NEED(p, K_CREDIT_QUEUED), 0) << dump_record(p);
 
   figure("first_failure_after_pause_s", std::to_string(first_failure));
   figure("marked_down_after_s", std::to_string(down_at));

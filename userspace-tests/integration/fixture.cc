@@ -466,4 +466,40 @@ LoopStats loop_stats(const std::string& log, double t0) {
   return s;
 }
 
+std::string dump_record(const Record& r) { return dump(std::vector<Record>{r}); }
+
+std::string field_key(std::string_view k) {
+  std::string s;
+  for (char c : k) {
+    s +=
+        c == ' ' || c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return s;
+}
+
+std::optional<std::string> field(const Record& r, std::initializer_list<std::string_view> keys) {
+  for (auto k : keys) {
+    std::string nk = field_key(k);
+    for (const auto& [rk, v] : r) {
+      if (field_key(rk) == nk) return v;
+    }
+    for (const auto& [rk, v] : r) {
+      if (field_key(rk).ends_with("." + nk)) return v;
+    }
+  }
+  return std::nullopt;
+}
+
+int64_t field_int(const Record& r, std::initializer_list<std::string_view> keys) {
+  auto v = field(r, keys);
+  if (!v) return kMissingField;
+  char* end = nullptr;
+  int64_t n = std::strtoll(v->c_str(), &end, 10);
+  return end != v->c_str() && *end == 0 ? n : kMissingField;
+}
+
+std::string field_str(const Record& r, std::initializer_list<std::string_view> keys) {
+  return field(r, keys).value_or("");
+}
+
 }  // namespace o2it

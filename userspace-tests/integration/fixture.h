@@ -63,6 +63,20 @@ struct RdmaRes {
 void figure(const std::string& name, const std::string& value);
 // Records as "  - key=value; ..." lines, for failure messages.
 std::string dump(const std::vector<Record>& rs);
+std::string dump_record(const Record& r);
+
+// Fields of a record by key, whatever the spelling: "tx credits",
+// "tx_credits" and "Tx-Credits" are the same key (field_key()).  A key
+// matches a record key equal to it, else a nested one ending in it
+// ("tx_live" matches "lnd details.tx_live").  The first of `keys` found
+// wins.
+inline constexpr int64_t kMissingField = INT64_MIN;
+std::string field_key(std::string_view k);
+std::optional<std::string> field(const Record& r, std::initializer_list<std::string_view> keys);
+// As a number: kMissingField if absent or not a number.
+int64_t field_int(const Record& r, std::initializer_list<std::string_view> keys);
+// As a string: "" if absent.
+std::string field_str(const Record& r, std::initializer_list<std::string_view> keys);
 // A guest-side background ping loop: `o2ctl ping TARGET --timeout 5` back
 // to back until /tmp/stop-loop exists, one line "<epoch s> <status>" per
 // ping in LOG (the guest's own clock).  Returns the bash command.

@@ -60,7 +60,6 @@ constexpr const char* kRouterNets = "o2ib0(eth0) o2ib1(eth1)";
 constexpr const char* kServerNet = "o2ib1(eth0)";
 constexpr const char* kComputeRoutes = "o2ib1 192.168.1.2@o2ib";
 constexpr const char* kServerRoutes = "o2ib 192.168.2.2@o2ib1";
-constexpr int64_t kMissing = INT64_MIN;
 constexpr uint32_t kMiB = 1U << 20;
 
 // The configuration every test loads (bounds below are derived from it).
@@ -81,53 +80,19 @@ double since(std::chrono::steady_clock::time_point t0) {
 int module_timeout() { return static_cast<int>(std::lround(10 * o2tb::timeout_scale())); }
 int router_timeout() { return std::max(3, module_timeout() / 2); }
 
-// "tx credits", "tx_credits" and "Tx-Credits" are the same key.
-std::string norm(std::string_view k) {
-  std::string s;
-  for (char c : k) {
-    s +=
-        c == ' ' || c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return s;
-}
-
 // "192.168.1.2@o2ib" and "192.168.1.2@o2ib0" (and "o2ib" / "o2ib0") alike.
 std::string canon(std::string s) {
   if (s.ends_with("@o2ib") || s == "o2ib") s += "0";
   return s;
 }
 
-std::optional<std::string> lookup(const Record& r, std::initializer_list<std::string_view> keys) {
-  for (auto k : keys) {
-    std::string nk = norm(k);
-    for (const auto& [rk, v] : r) {
-      if (norm(rk) == nk) return v;
-    }
-  }
-  return std::nullopt;
-}
-
-int64_t get(const Record& r, std::initializer_list<std::string_view> keys) {
-  auto v = lookup(r, keys);
-  if (!v) return kMissing;
-  char* end = nullptr;
-  int64_t n = std::strtoll(v->c_str(), &end, 10);
-  return end != v->c_str() && *end == 0 ? n : kMissing;
-}
-
-std::string gets(const Record& r, std::initializer_list<std::string_view> keys) {
-  return lookup(r, keys).value_or("");
-}
-
-std::string str(const Record& r) { return dump({r}); }
-
 // A field that must be there: its value, or a failure naming it (and 0).
 int64_t need(const Record& r, std::initializer_list<std::string_view> keys) {
-  int64_t v = get(r, keys);
-  if (v != kMissing) return v;
+  int64_t v = field_int(r, keys);
+  if (v != kMissingField) return v;
   std::string names;
   for (auto k : keys) names += std::string(names.empty() ? "" : " / ") + std::string(k);
-  ADD_FAILURE() << "no numeric field '" << names << "' in the o2ctl entry:\n" << str(r);
+  ADD_FAILURE() << "no numeric field '" << names << "' in the o2ctl entry:\n" << dump_record(r);
   return 0;
 }
 
@@ -170,7 +135,7 @@ RoutingView routing_of(const YAML::Node& y, const std::string& raw) {
   for (const auto& kv : r) {
     if (kv.second.IsScalar()) v.top[kv.first.as<std::string>()] = kv.second.Scalar();
   }
-  for (auto& p : entries(r["buffers"])) v.pools[gets(p, {"pool"})] = p;
+  for (auto& p : entries(r["buffers"])) v.pools[field_str(p, {"pool"})] = p;
   v.ok = true;
   return v;
 }
@@ -179,8 +144,8 @@ RoutingView routing_of(const YAML::Node& y, const std::string& raw) {
 bool pools_idle(const RoutingView& v) {
   if (v.pools.size() != 3) return false;
   return std::ranges::all_of(v.pools, [](const auto& kv) {
-    return get(kv.second, {"credits"}) == get(kv.second, {"nbuffers"}) &&
-           get(kv.second, {"nbuffers"}) != kMissing;
+    return field_int(kv.second, {"credits"}) == field_int(kv.second, {"nbuffers"}) &&
+           field_int(kv.second, {"nbuffers"}) != kMissingField;
   });
 }
 
@@ -260,7 +225,8 @@ O2_SUITE_CLASS(
           run(g,
               "for i in $(seq 60); do n=$(ls /tmp/rt-*.log 2>/dev/null | wc -l); "
               "d=$(ls /tmp/rt-*.log.done 2>/dev/null | wc -l); [ \"$n\" -le \"$d\" ] && break; "
-              "sleep 0.5; done; rm -f /tmp/rt-stop /tmp/rt-*.log /tmp/rt-*.log.done",
+              "sleep 0.5; done; pkill -x o2ctl; sleep 1; "
+              "rm -f /tmp/rt-stop /tmp/rt-*.log /tmp/rt-*.log.done",
               60);
           expect_unload_frees_rdma(g);
         }
@@ -341,8 +307,8 @@ RoutingView RoutingThreeGuests::wait_router_idle(Guest& router, double timeout_s
   auto t0 = std::chrono::steady_clock::now();
   for (;;) {
     RoutingView v = routing(router);
-    bool idle =
-        v.ok && get(v.top, {"waiting"}) == 0 && get(v.top, {"held rx"}) == 0 && pools_idle(v);
+    bool idle = v.ok && field_int(v.top, {"waiting"}) == 0 && field_int(v.top, {"held rx"}) == 0 &&
+                pools_idle(v);
     if (idle || since(t0) > timeout_s) return v;
     usleep(500 * 1000);
   }
@@ -353,13 +319,13 @@ void expect_route(const std::vector<Record>& rs, const std::string& who, const s
                   const std::string& gw) {
   ASSERT_EQ(rs.size(), 1U) << who << ": expected one route:\n" << dump(rs);
   const Record& r = rs[0];
-  EXPECT_EQ(canon(gets(r, {"net"})), canon(net)) << who << ":\n" << str(r);
-  EXPECT_EQ(canon(gets(r, {"gateway"})), canon(gw)) << who << ":\n" << str(r);
-  EXPECT_EQ(need(r, {"hop", "hops"}), 1) << who << ":\n" << str(r);
-  EXPECT_EQ(need(r, {"priority"}), 0) << who << ":\n" << str(r);
-  EXPECT_EQ(gets(r, {"state"}), "up") << who << ":\n" << str(r);
-  EXPECT_GT(need(r, {"sent"}), 0) << who << ": nothing sent through the route:\n" << str(r);
-  EXPECT_EQ(need(r, {"dropped"}), 0) << who << ":\n" << str(r);
+  EXPECT_EQ(canon(field_str(r, {"net"})), canon(net)) << who << ":\n" << dump_record(r);
+  EXPECT_EQ(canon(field_str(r, {"gateway"})), canon(gw)) << who << ":\n" << dump_record(r);
+  EXPECT_EQ(need(r, {"hop", "hops"}), 1) << who << ":\n" << dump_record(r);
+  EXPECT_EQ(need(r, {"priority"}), 0) << who << ":\n" << dump_record(r);
+  EXPECT_EQ(field_str(r, {"state"}), "up") << who << ":\n" << dump_record(r);
+  EXPECT_GT(need(r, {"sent"}), 0) << who << ": nothing sent through the route:\n" << dump_record(r);
+  EXPECT_EQ(need(r, {"dropped"}), 0) << who << ":\n" << dump_record(r);
 }
 
 // --- 1 -------------------------------------------------------------------------
@@ -413,7 +379,7 @@ TEST_F(RoutingThreeGuests, PingAndBrwCrossTheRouterBothWays) {
 
   RoutingView rv = wait_router_idle(router, 20 * o2tb::timeout_scale());
   ASSERT_TRUE(rv.ok) << rv.text();
-  EXPECT_EQ(gets(rv.top, {"forwarding"}), "enabled") << rv.text();
+  EXPECT_EQ(field_str(rv.top, {"forwarding"}), "enabled") << rv.text();
   EXPECT_EQ(need(rv.top, {"peer buffer credits"}), kPeerBufferCredits) << rv.text();
   EXPECT_EQ(need(rv.top, {"router timeout"}), router_timeout()) << rv.text();
   EXPECT_GT(need(rv.top, {"forwarded"}), 0) << rv.text();
@@ -445,13 +411,13 @@ TEST_F(RoutingThreeGuests, PingAndBrwCrossTheRouterBothWays) {
   for (const auto& [local, nid] : {std::pair{kRouter0, kCompute}, std::pair{kRouter1, kServer}}) {
     Record p = peer(router, local, nid);
     ASSERT_FALSE(p.empty()) << "router: no peer " << nid;
-    EXPECT_EQ(need(p, {"router credits"}), need(p, {"router credits max"})) << str(p);
-    EXPECT_EQ(need(p, {"router credits max"}), kPeerBufferCredits) << str(p);
-    EXPECT_EQ(need(p, {"router queued"}), 0) << str(p);
+    EXPECT_EQ(need(p, {"router credits"}), need(p, {"router credits max"})) << dump_record(p);
+    EXPECT_EQ(need(p, {"router credits max"}), kPeerBufferCredits) << dump_record(p);
+    EXPECT_EQ(need(p, {"router queued"}), 0) << dump_record(p);
   }
   // an end node does not forward
   RoutingView cv = routing(compute);
-  EXPECT_EQ(gets(cv.top, {"forwarding"}), "disabled") << cv.text();
+  EXPECT_EQ(field_str(cv.top, {"forwarding"}), "disabled") << cv.text();
 
   figure("forwarded", std::to_string(need(rv.top, {"forwarded"})));
   figure("forwarded_bytes", std::to_string(need(rv.top, {"forwarded bytes"})));
@@ -504,7 +470,7 @@ TEST_F(RoutingThreeGuests, NoRouteIsHostUnreachable) {
   expect_ping_ok(compute, kServer, "--timeout 20");
   auto rs = routes(compute);
   ASSERT_EQ(rs.size(), 1U) << dump(rs);
-  EXPECT_EQ(need(rs[0], {"dropped"}), 0) << str(rs[0]);
+  EXPECT_EQ(need(rs[0], {"dropped"}), 0) << dump_record(rs[0]);
 }
 
 // --- 3 -------------------------------------------------------------------------
@@ -544,16 +510,16 @@ bool parse_row(const RunResult& r, Row& row, std::string& why) {
       return false;
     }
     for (const auto& c : cs) {
-      std::string st = gets(c, {"state"});
+      std::string st = field_str(c, {"state"});
       bool closing = st == "closing" || st == "zombie";
       row.conns++;
       row.closing += closing ? 1 : 0;
       if (closing) continue;
-      if (canon(gets(c, {"peer"})) == kServer) row.conns_server++;
-      if (canon(gets(c, {"peer"})) == kCompute) row.conns_compute++;
+      if (canon(field_str(c, {"peer"})) == kServer) row.conns_server++;
+      if (canon(field_str(c, {"peer"})) == kCompute) row.conns_compute++;
     }
     for (const auto& p : ps) {
-      std::string nid = canon(gets(p, {"nid"}));
+      std::string nid = canon(field_str(p, {"nid"}));
       if (nid == kServer) {
         row.srv_tx_min = need(p, {"tx credits min"});
         row.srv_rtr = need(p, {"router credits"});
@@ -562,7 +528,7 @@ bool parse_row(const RunResult& r, Row& row, std::string& why) {
         row.cmp_tx = need(p, {"tx credits"});
         row.cmp_tx_min = need(p, {"tx credits min"});
         row.cmp_rtr_min = need(p, {"router credits min"});
-        row.cmp_health = gets(p, {"health"});
+        row.cmp_health = field_str(p, {"health"});
       }
     }
     row.waiting = need(rv.top, {"waiting"});
@@ -762,9 +728,16 @@ TEST_F(RoutingThreeGuests, DeadComputeNodeCannotRunTheRouterOutOfMemory) {
   // still in that ring, whose destructor then touches the freed QP (an
   // oops on resume).  So the router's link to the compute node drops
   // (netem loss 100%) while the compute node is paused, as a switch would.
-  RunResult drop =
-      run(router, "modprobe sch_netem && tc qdisc replace dev eth0 root netem loss 100%", 30);
-  ASSERT_TRUE(drop.ok()) << "router: no netem drop on eth0: " << drop.out;
+  RunResult netem = run(router, "modprobe sch_netem", 30);
+  if (!netem.ok() && netem.out.find("not found") != std::string::npos) {
+    // Debian's kernel has it; o2lnd's own test and debug kernels
+    // (kernel/*.config) are built without traffic control.
+    GTEST_SKIP() << "the router's kernel has no sch_netem, so a paused node would hit the rxe "
+                    "use-after-free described above: "
+                 << netem.out;
+  }
+  RunResult drop = run(router, "tc qdisc replace dev eth0 root netem loss 100%", 30);
+  ASSERT_TRUE(drop.ok()) << "router: no netem drop on eth0: " << netem.out << drop.out;
   PausedGuest paused(compute);
   const std::string rc_log = "/tmp/rt-reconnect.log";
   ASSERT_TRUE(run(server,
@@ -804,7 +777,7 @@ TEST_F(RoutingThreeGuests, DeadComputeNodeCannotRunTheRouterOutOfMemory) {
   EXPECT_GE(cyc_ok, want_cycles) << "reconnect cycles (close + ping) that completed";
   EXPECT_GE(srv_reconnects + rtr_reconnects, want_cycles)
       << "connects counted by the server and the router:\n"
-      << str(srv_peer1) << str(rtr_peer1);
+      << dump_record(srv_peer1) << dump_record(rtr_peer1);
   EXPECT_TRUE(down_seen) << "the router never marked the paused compute node down";
 
   // --- the compute node comes back ---

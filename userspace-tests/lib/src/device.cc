@@ -46,6 +46,23 @@ constexpr std::uint32_t kMinQueueDepth = 2;
 constexpr std::uint32_t kMaxQueueDepth = 255;
 constexpr std::uint32_t kMaxFrags = 256;
 
+// Calls `show(index)` for index 0.. until ENOENT (at most `max` items).
+template <typename T, typename Show>
+Result<std::vector<T>> walk(Show show, std::uint32_t max, std::string_view what) {
+  std::vector<T> items;
+  for (std::uint32_t index = 0; index < max; ++index) {
+    Result<T> item = show(index);
+    if (!item) {
+      if (item.error().errnum == ENOENT) {
+        return items;
+      }
+      return item.error();
+    }
+    items.push_back(std::move(*item));
+  }
+  return Error{EPROTO, std::string(what) + ": no end after " + std::to_string(max) + " entries"};
+}
+
 // Calls `show(ni_index, index)` for index 0.. on every o2ib NI of `nis`
 // until ENOENT, and sets each item's local_nid.
 template <typename T, typename Show>
@@ -487,18 +504,7 @@ Result<NetInfo> Device::net(std::uint32_t index) {
 }
 
 Result<std::vector<NetInfo>> Device::nets() {
-  std::vector<NetInfo> nis;
-  for (std::uint32_t index = 0; index < kMaxNets; ++index) {
-    auto ni = net(index);
-    if (!ni) {
-      if (ni.error().errnum == ENOENT) {
-        return nis;
-      }
-      return ni.error();
-    }
-    nis.push_back(std::move(*ni));
-  }
-  return Error{EPROTO, "O2LND_IOC_NET_SHOW: no end after " + std::to_string(kMaxNets) + " NIs"};
+  return walk<NetInfo>([this](std::uint32_t i) { return net(i); }, kMaxNets, "O2LND_IOC_NET_SHOW");
 }
 
 Result<PeerInfo> Device::peer_show(std::uint32_t ni_index, std::uint32_t index) {
@@ -561,19 +567,8 @@ Result<RouteInfo> Device::route_show(std::uint32_t index) {
 }
 
 Result<std::vector<RouteInfo>> Device::routes() {
-  std::vector<RouteInfo> out;
-  for (std::uint32_t index = 0; index < kMaxItems; ++index) {
-    auto route = route_show(index);
-    if (!route) {
-      if (route.error().errnum == ENOENT) {
-        return out;
-      }
-      return route.error();
-    }
-    out.push_back(*route);
-  }
-  return Error{EPROTO,
-               "O2LND_IOC_ROUTE_SHOW: no end after " + std::to_string(kMaxItems) + " routes"};
+  return walk<RouteInfo>([this](std::uint32_t i) { return route_show(i); }, kMaxItems,
+                         "O2LND_IOC_ROUTE_SHOW");
 }
 
 Result<RoutingInfo> Device::routing() {
@@ -639,20 +634,15 @@ Result<std::monostate> Device::fault_del_all() {
 }
 
 Result<std::vector<FaultRule>> Device::fault_list() {
-  std::vector<FaultRule> rules;
-  for (std::uint32_t index = 0; index < kMaxItems; ++index) {
+  auto rule = [this](std::uint32_t index) -> Result<FaultRule> {
     auto arg = make_arg<o2lnd_ioc_fault>();
     arg.index = index;
     if (int err = backend_->ioctl(O2LND_IOC_FAULT_LIST, &arg); err != 0) {
-      if (err == ENOENT) {
-        return rules;
-      }
       return ioctl_error(err, "O2LND_IOC_FAULT_LIST of rule " + std::to_string(index));
     }
-    rules.push_back(decode(arg));
-  }
-  return Error{EPROTO,
-               "O2LND_IOC_FAULT_LIST: no end after " + std::to_string(kMaxItems) + " rules"};
+    return decode(arg);
+  };
+  return walk<FaultRule>(rule, kMaxItems, "O2LND_IOC_FAULT_LIST");
 }
 
 }  // namespace o2lnd
