@@ -21,6 +21,10 @@
  *            its owner, the waiting table and each tx carrying it.
  *            Its MR is invalidated before the exchange completes, or
  *            destroyed and replaced if the exchange is abandoned.
+ *   o2_rtr_msg  a message a router forwards (router.c): it holds a
+ *            reference to the conn it came on only while it waits for a
+ *            router buffer (released at once when that conn closes), then
+ *            is owned by the tx or bulk exchange that sends it on.
  *
  * Contexts (all process context: no lock is taken from hard/soft irq)
  *   - rdma_cm callbacks run in the CM's work queues (they may sleep);
@@ -50,14 +54,16 @@
  *     -> ni->conns_lock (every conn of the NI, any state: the views)
  *     -> conn->lock (conn state, credits, tx queues)
  *   The two mutexes are never held together, nor with a spinlock.
- *   o2_ping_lock (pending pings) and o2_fault_lock (fault rules) are
- *   leaves: nothing is taken under them.
+ *   o2_ping_lock (pending pings), o2_fault_lock (fault rules) and
+ *   o2_rtr_lock (router buffers and credits; taken under ni->lock by
+ *   PEER_SHOW) are leaves: nothing is taken under them.
  *
  * A cm_id is never destroyed inside its own CM callback: the handler
  * returns 0 and connd destroys it, except for a refused CONNECT_REQUEST,
  * where the handler returns non-zero and the CM destroys the new id.
  *
- * Teardown of a conn is always: rdma_disconnect -> ib_drain_qp -> fail
+ * Teardown of a conn is always: rdma_disconnect -> ib_drain_qp -> wait
+ * for late Send completions and for a router copy under way -> fail
  * unposted txs -> unmap and free rx buffers -> destroy QP -> free CQ ->
  * destroy cm_id -> drop the device and peer references.
  */
