@@ -966,5 +966,74 @@ TEST_F(RoutingThreeGuests, RoutedBrwWriteBandwidthAgainstDirect) {
   printf("[ results  ] %s/brw.md\n", dir.c_str());
 }
 
+// --- 5 -------------------------------------------------------------------------
+
+// Messages short of router credits wait, but not without end: with the
+// router's Send completions towards the compute node held back longer than
+// router_timeout (a send-delay fault), the forwarded messages keep their
+// router buffers and the next ones wait; those still waiting at
+// router_timeout are dropped (dropped timeout), a waiting bulk PUT is
+// refused to its sender with a PUT_NAK instead of left to expire there, and
+// once the fault is gone the router is idle and traffic flows.
+TEST_F(RoutingThreeGuests, MessagesWaitingPastRouterTimeoutAreDropped) {
+  Guest& router = guest("router");
+  Guest& server = guest("server");
+  const int hold_ms = (router_timeout() + 3) * 1000;
+  if (hold_ms > 10000) {
+    GTEST_SKIP() << "router_timeout " << router_timeout()
+                 << " s: a send-delay (at most 10 s) cannot outlast it on this kernel";
+  }
+  ASSERT_TRUE(load_three());
+  expect_ping_ok(server, kCompute, "--timeout 20");
+  RoutingView before = routing(router);
+  const int64_t timeout0 = field_int(before.top, {"dropped timeout"});
+  RunResult f = o2ctl(router,
+                      "fault add send-delay --peer " + std::string(kCompute) + " --delay " +
+                          std::to_string(hold_ms),
+                      30);
+  ASSERT_TRUE(f.ok()) << f.out;
+
+  // more pings in flight than the server's router credits (8): the 9th and
+  // later wait behind Send completions held hold_ms
+  auto t0 = std::chrono::steady_clock::now();
+  Selftest ping =
+      selftest(server, "ping " + std::string(kCompute) + " --concurrency 24 --count 24 --timeout " +
+                           std::to_string(hold_ms + 20000));
+  RoutingView mid = routing(router);
+  const int64_t ping_timeouts = field_int(mid.top, {"dropped timeout"}) - timeout0;
+  EXPECT_GT(field_int(mid.top, {"waiting max"}), 0) << mid.text();
+  EXPECT_GT(ping_timeouts, 0) << "no message waited past router_timeout:\n" << mid.text();
+  EXPECT_GT(ping.at("errors.total"), 0) << ping.text();
+  EXPECT_LE(field_int(mid.top, {"waiting max"}), 2 * kPeerBufferCredits + 2 * kPeerCredits)
+      << mid.text();
+
+  // 1 MiB PUTs: more than the large buffers (4) at once; the ones that
+  // wait past router_timeout are NAKed, so their RPCs fail long before
+  // their own timeout
+  Selftest brw = selftest(server, "brw write " + std::string(kCompute) +
+                                      " --size 1M --concurrency 8 --count 8 --timeout 60000");
+  RoutingView after = routing(router);
+  EXPECT_GT(field_int(after.top, {"dropped timeout"}) - timeout0, ping_timeouts)
+      << "no PUT waited past router_timeout:\n"
+      << after.text();
+  EXPECT_GT(brw.at("errors.total"), 0) << brw.text();
+  EXPECT_LT(brw.at("latency_us.max", 1e12), 60000.0 * 1000) << brw.text();
+  figure("router_timeout_drops_ping", std::to_string(ping_timeouts));
+  figure("router_timeout_drops_total",
+         std::to_string(field_int(after.top, {"dropped timeout"}) - timeout0));
+  figure("router_timeout_test_seconds", fmt(since(t0)));
+
+  ASSERT_TRUE(o2ctl(router, "fault del all", 30).ok());
+  RoutingView idle = wait_router_idle(router, 30 + hold_ms / 1000.0);
+  EXPECT_TRUE(pools_idle(idle)) << idle.text();
+  EXPECT_EQ(field_int(idle.top, {"waiting"}), 0) << idle.text();
+  EXPECT_EQ(field_int(idle.top, {"held rx"}), 0) << idle.text();
+  expect_ping_ok(server, kCompute, "--timeout 20");
+  Selftest ok =
+      selftest(server, "brw write " + std::string(kCompute) +
+                           " --size 1M --check --concurrency 2 --count 4 --timeout 60000");
+  EXPECT_EQ(ok.at("errors.total"), 0) << ok.text();
+}
+
 }  // namespace
 }  // namespace o2it
