@@ -715,43 +715,27 @@ static int o2_bulk_rx_put_req(struct o2_conn *conn, struct o2_putreq_msg *m,
 			      bool *credit_now)
 {
 	struct o2_lnet_hdr *h = &m->hdr;
+	u32 type = le32_to_cpu(h->type);
 	u64 dest = le64_to_cpu(h->dest_nid);
 	u32 nob = le32_to_cpu(h->payload_length);
 	int rc;
 
-	if ((le32_to_cpu(h->type) == O2_LNET_MSG_PUT ||
-	     le32_to_cpu(h->type) == O2_LNET_MSG_REPLY) &&
-	    dest != conn->ni->nid && !o2_ni_by_nid(dest)) {
+	if ((type == O2_LNET_MSG_PUT || type == O2_LNET_MSG_REPLY) &&
+	    dest != conn->ni->nid && !o2_ni_by_nid(dest))
 		rc = o2_rtr_forward_put(conn, m);
-		*credit_now = rc != 0;	/* else PUT_DONE or PUT_NAK returns it */
-		if (rc)
-			o2_bulk_send_completion(conn, O2_MSG_PUT_NAK, m->cookie,
-						rc);
-		return 0;
-	}
-	if (le32_to_cpu(h->type) == O2_LNET_MSG_REPLY &&
-	    dest == conn->ni->nid && nob <= O2LND_BRW_MAX_SIZE) {
+	else if (type == O2_LNET_MSG_REPLY && dest == conn->ni->nid &&
+		 nob <= O2LND_BRW_MAX_SIZE)
 		rc = o2_brw_reply_put(conn, m);
-		if (rc)
-			o2_bulk_send_completion(conn, O2_MSG_PUT_NAK, m->cookie,
-						rc);
-		*credit_now = rc != 0;
-		return 0;
-	}
-	if (le32_to_cpu(h->type) != O2_LNET_MSG_PUT ||
-	    dest != conn->ni->nid ||
-	    le32_to_cpu(h->msg.put.ptl_index) != O2_BRW_PORTAL ||
-	    nob > O2LND_BRW_MAX_SIZE) {
-		/* nobody takes it: NAK, the credit returns at once */
-		o2_bulk_send_completion(conn, O2_MSG_PUT_NAK, m->cookie,
-					-ENODATA);
-		*credit_now = true;
-		return 0;
-	}
-	rc = o2_bulk_sink_start(conn, m, NULL, NULL);
+	else if (type != O2_LNET_MSG_PUT || dest != conn->ni->nid ||
+		 le32_to_cpu(h->msg.put.ptl_index) != O2_BRW_PORTAL ||
+		 nob > O2LND_BRW_MAX_SIZE)
+		rc = -ENODATA;	/* nobody takes it */
+	else
+		rc = o2_bulk_sink_start(conn, m, NULL, NULL);
+	/* a NAK returns the credit at once; else PUT_DONE or PUT_NAK will */
 	if (rc)
 		o2_bulk_send_completion(conn, O2_MSG_PUT_NAK, m->cookie, rc);
-	*credit_now = rc != 0;	/* else PUT_DONE returns it */
+	*credit_now = rc != 0;
 	return 0;
 }
 

@@ -507,19 +507,43 @@ static void o2_rtr_work_fn(struct work_struct *work)
 	}
 }
 
-static struct o2_rtr_msg *o2_rtr_msg_new(struct o2_conn *conn, u32 payload)
+/*
+ * A message of @conn for @dest, to forward through pool @pool: checks that
+ * this node forwards and that a next hop that is not down leads to @dest.
+ * Return: the message with its next hop, or NULL with @rc (the drop is
+ * counted and logged).
+ */
+static struct o2_rtr_msg *o2_rtr_admit(struct o2_conn *conn, u64 dest,
+				       int pool, int *rc)
 {
-	struct o2_rtr_msg *m = kzalloc(sizeof(*m), GFP_KERNEL);
+	struct o2_rtr_msg *m;
+	struct o2_ni *out_ni;
+	u64 hop;
 
-	if (!m)
+	if (!o2_forwarding) {
+		o2_rtr_drop(conn, &o2_rtr_st.no_route,
+			    "not a router (forwarding disabled)", dest);
+		*rc = -EHOSTUNREACH;
 		return NULL;
+	}
+	*rc = o2_rtr_next_hop(conn, dest, &out_ni, &hop);
+	if (*rc)
+		return NULL;
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m) {
+		o2_rtr_drop(conn, &o2_rtr_st.error, "no memory", dest);
+		*rc = -ENOMEM;
+		return NULL;
+	}
 	INIT_LIST_HEAD(&m->list);
 	INIT_LIST_HEAD(&m->all);
 	kref_get(&conn->ref);
 	m->conn = conn;
 	kref_get(&conn->peer->ref);
 	m->src = conn->peer;
-	m->pool = o2_rtr_pool_of(payload);
+	m->pool = pool;
+	m->out_ni = out_ni;
+	m->hop = hop;
 	m->deadline = jiffies + (router_timeout ? router_timeout :
 				 o2_timeout) * HZ;
 	return m;
@@ -542,26 +566,16 @@ bool o2_rtr_forward(struct o2_conn *conn, struct o2_rx *rx, void *payload,
 		    u32 nob)
 {
 	const struct o2_lnet_hdr *h = payload;
-	u64 dest = le64_to_cpu(h->dest_nid), hop;
+	u64 dest = le64_to_cpu(h->dest_nid);
 	struct o2_rtr_msg *m;
-	struct o2_ni *out_ni;
 	bool now;
+	int rc;
 
-	if (!o2_forwarding) {
-		o2_rtr_drop(conn, &o2_rtr_st.no_route,
-			    "not a router (forwarding disabled)", dest);
+	m = o2_rtr_admit(conn, dest,
+			 o2_rtr_pool_of(le32_to_cpu(h->payload_length)), &rc);
+	if (!m)
 		return false;
-	}
-	if (o2_rtr_next_hop(conn, dest, &out_ni, &hop))
-		return false;
-	m = o2_rtr_msg_new(conn, le32_to_cpu(h->payload_length));
-	if (!m) {
-		o2_rtr_drop(conn, &o2_rtr_st.error, "no memory", dest);
-		return false;
-	}
 	m->nob = nob;
-	m->out_ni = out_ni;
-	m->hop = hop;
 	spin_lock(&o2_rtr_lock);
 	if (conn->rtr_closed) {
 		spin_unlock(&o2_rtr_lock);
@@ -594,32 +608,20 @@ bool o2_rtr_forward(struct o2_conn *conn, struct o2_rx *rx, void *payload,
  */
 int o2_rtr_forward_put(struct o2_conn *conn, const struct o2_putreq_msg *m)
 {
-	u64 dest = le64_to_cpu(m->hdr.dest_nid), hop;
+	u64 dest = le64_to_cpu(m->hdr.dest_nid);
 	struct o2_rtr_msg *rm;
-	struct o2_ni *out_ni;
 	int rc;
 
-	if (!o2_forwarding) {
-		o2_rtr_drop(conn, &o2_rtr_st.no_route,
-			    "not a router (forwarding disabled)", dest);
-		return -EHOSTUNREACH;
-	}
-	rc = o2_rtr_next_hop(conn, dest, &out_ni, &hop);
-	if (rc)
+	rm = o2_rtr_admit(conn, dest, O2LND_RTR_LARGE, &rc);
+	if (!rm)
 		return rc;
 	if (le32_to_cpu(m->hdr.payload_length) > O2LND_BRW_MAX_SIZE) {
 		o2_rtr_drop(conn, &o2_rtr_st.error, "PUT beyond 1 MiB", dest);
+		o2_rtr_msg_free(rm);
 		return -EMSGSIZE;
-	}
-	rm = o2_rtr_msg_new(conn, O2LND_BRW_MAX_SIZE);
-	if (!rm) {
-		o2_rtr_drop(conn, &o2_rtr_st.error, "no memory", dest);
-		return -ENOMEM;
 	}
 	rm->put = true;
 	rm->putreq = *m;
-	rm->out_ni = out_ni;
-	rm->hop = hop;
 	rm->nob = le32_to_cpu(m->hdr.payload_length);
 	spin_lock(&o2_rtr_lock);
 	if (conn->rtr_closed) {
