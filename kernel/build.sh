@@ -15,10 +15,11 @@
 #   DIR/src -> source    the unpacked linux-source tree (kunit.py lives there)
 #
 # Results are cached under ${O2_CACHE:-/var/cache/o2lnd}/kernels/ keyed by a
-# hash of the config fragments, the linux-source package version and the
-# gcc version.  When Debian has replaced linux-source since, the newest
-# cached kernel built from the same fragments is reused instead of
-# rebuilding (set O2_KERNEL_REBUILD=1 to force a build).
+# hash of the config fragments, the linux-source-6.1 package version (the
+# candidate of apt's lists, downloaded into the cache, never installed) and
+# the gcc version.  When no linux-source-6.1 can be had, the newest cached
+# kernel built from the same fragments is reused instead (set
+# O2_KERNEL_REBUILD=1 to force a build).
 set -euo pipefail
 
 flavour=${1:?usage: kernel/build.sh test|debug}
@@ -34,37 +35,27 @@ debug) frags=("$here/test.config" "$here/debug.config") ;;
 *) echo "kernel/build.sh: unknown flavour '$flavour' (test|debug)" >&2; exit 2 ;;
 esac
 
-need_pkgs=()
-for p in linux-source-6.1 bc bison flex libelf-dev libssl-dev dwarves rsync ccache python3 cpio kmod; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need_pkgs+=("$p")
-done
-
 frag_hash=$(cat "${frags[@]}" "$here/build.sh" | sha256sum | cut -c1-16)
 gcc_ver=$(gcc -dumpfullversion)
 
-# Reuse the newest kernel built from the same fragments if the exact source
-# version is not what is installed (or installable) now.
-newest_same_frags() {
-	ls -1dt "$cache/$flavour-$frag_hash-"*/ 2>/dev/null | while read -r d; do
+# shellcheck source=scripts/o2-apt.sh
+. "$here/../scripts/o2-apt.sh"
+# Build tools are installed packages; the kernel source is a downloaded
+# linux-source-6.1 .deb unpacked into the cache (scripts/o2-apt.sh).
+o2_apt_install bc bison flex libelf-dev libssl-dev dwarves rsync ccache python3 cpio kmod xz-utils ||
+	{ echo "kernel/build.sh: cannot install the kernel build tools" >&2; exit 1; }
+if ! srcinfo=$(o2_linux_source 6.1); then
+	# No source to be had (an archive that moved on, no lists): reuse the
+	# newest kernel built from the same fragments, if any.
+	hit=$(ls -1dt "$cache/$flavour-$frag_hash-"*/ 2>/dev/null | while read -r d; do
 		[ -f "$d/.done" ] && { echo "${d%/}"; break; }
-	done
-}
-
-if [ ${#need_pkgs[@]} -gt 0 ]; then
-	hit=$(newest_same_frags || true)
-	if [ -n "$hit" ] && [ -z "${O2_KERNEL_REBUILD:-}" ]; then
-		say "cache hit (fragments match): $hit"
-		echo "$hit"
-		exit 0
-	fi
-	say "installing ${need_pkgs[*]}"
-	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need_pkgs[@]}" >/dev/null 2>&1; then
-		apt-get update -q >/dev/null
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need_pkgs[@]}" >/dev/null
-	fi
+	done || true)
+	[ -n "$hit" ] || { echo "kernel/build.sh: no linux-source-6.1 to build from" >&2; exit 1; }
+	say "no linux-source-6.1 to be had; reusing $hit (same fragments)"
+	echo "$hit"
+	exit 0
 fi
-
-src_ver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
+read -r src_ver src_tar <<<"$srcinfo"
 key=$(printf '%s %s %s' "$frag_hash" "$src_ver" "$gcc_ver" | sha256sum | cut -c1-12)
 dir=$cache/$flavour-$frag_hash-$key
 if [ -f "$dir/.done" ] && [ -z "${O2_KERNEL_REBUILD:-}" ]; then
@@ -79,7 +70,7 @@ if [ ! -f "$src/.unpacked" ]; then
 	say "unpacking linux-source $src_ver"
 	rm -rf "$src" "$src.tmp"
 	mkdir -p "$src.tmp"
-	tar -C "$src.tmp" --strip-components=1 -xJf /usr/src/linux-source-6.1.tar.xz
+	tar -C "$src.tmp" --strip-components=1 -xJf "$src_tar"
 	touch "$src.tmp/.unpacked"
 	mv "$src.tmp" "$src"
 fi

@@ -1,22 +1,46 @@
 #!/bin/bash
 # Run the kernel's checkpatch.pl --strict over o2lnd's kernel sources.
-# checkpatch.pl comes from Debian's linux-source-6.1 package (the headers
-# package does not ship it); only the three files it needs are unpacked.
+#
+#   scripts/checkpatch.sh             checkpatch's findings on stdout; exit 0
+#                                     when clean, 1 when it found something
+#   scripts/checkpatch.sh --prepare   only fetch the tool
+#
+# checkpatch.pl comes from Debian's linux-source-6.1 (the headers package
+# does not ship it): the package is downloaded into $O2_CACHE (never
+# installed) and only the three files checkpatch needs are unpacked, into
+# $O2_CACHE/checkpatch/<version>/.  Getting the tool prints nothing (apt's
+# output goes to its log); if it cannot be had, one line on stderr says why
+# and the exit status is 2, so a caller never mistakes an installer's
+# chatter or a missing tool for a finding.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-tools=${O2_CACHE:-/var/cache/o2lnd}/checkpatch
-if [ ! -x "$tools/scripts/checkpatch.pl" ]; then
-	if ! dpkg-query -W -f='${Status}' linux-source-6.1 2>/dev/null | grep -q 'ok installed'; then
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q linux-source-6.1 >/dev/null
+# shellcheck source=scripts/o2-apt.sh
+. "$top/scripts/o2-apt.sh"
+
+prepare() {
+	local src ver tar tools
+	src=$(o2_linux_source 6.1) || return 1
+	read -r ver tar <<<"$src"
+	tools=$O2_CACHE/checkpatch/$ver
+	if [[ ! -x "$tools/scripts/checkpatch.pl" ]]; then
+		rm -rf "$tools.tmp"
+		mkdir -p "$tools.tmp"
+		tar -C "$tools.tmp" --strip-components=1 -xJf "$tar" \
+			linux-source-6.1/scripts/checkpatch.pl linux-source-6.1/scripts/spelling.txt \
+			linux-source-6.1/scripts/const_structs.checkpatch || return 1
+		rm -rf "$tools"
+		mv "$tools.tmp" "$tools"
 	fi
-	mkdir -p "$tools"
-	tar -C "$tools" --strip-components=1 -xJf /usr/src/linux-source-6.1.tar.xz \
-		linux-source-6.1/scripts/checkpatch.pl linux-source-6.1/scripts/spelling.txt \
-		linux-source-6.1/scripts/const_structs.checkpatch
+	echo "$tools/scripts/checkpatch.pl"
+}
+
+if ! checkpatch=$(prepare); then
+	echo "checkpatch.sh: cannot get checkpatch.pl from linux-source-6.1 (see above)" >&2
+	exit 2
 fi
+[[ "${1:-}" == --prepare ]] && { echo "$checkpatch"; exit 0; }
 cd "$top"
 files=$(git ls-files 'module/*.[ch]' 'kunit/*.[ch]' 'include/uapi/*.h' 2>/dev/null || true)
 [ -n "$files" ] || files=$(ls module/*.[ch] kunit/*.[ch] include/uapi/*.h 2>/dev/null)
 # shellcheck disable=SC2086
-"$tools/scripts/checkpatch.pl" --no-tree --strict --terse --show-types \
-	--ignore FILE_PATH_CHANGES -f $files
+"$checkpatch" --no-tree --strict --terse --show-types --ignore FILE_PATH_CHANGES -f $files

@@ -92,12 +92,13 @@ skip_rest() {
 }
 KREL=${O2_DKMS_KERNEL:-$(cat "$TOP/.testbed-abi" 2>/dev/null || true)}
 [[ -n "$KREL" ]] || { for c in "${ALL[@]:2}"; do fail "$c" "no kernel release (.testbed-abi; run testbed/setup.sh)"; done; write_xml; exit 0; }
-[[ -n "$ver" ]] || skip_rest "no PACKAGE_VERSION in dkms.conf"
+[[ -n "$ver" ]] || { for c in "${ALL[@]:2}"; do fail "$c" "no PACKAGE_VERSION in dkms.conf"; done; write_xml; exit 0; }
 if ! command -v dkms > /dev/null; then
 	say "installing dkms"
-	{ DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends dkms ||
-		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends dkms; }; } \
-		>> "$LOG" 2>&1 || { for c in "${ALL[@]:2}"; do fail "$c" "apt-get install dkms failed"; done; write_xml; exit 0; }
+	# shellcheck source=scripts/o2-apt.sh
+	. "$TOP/scripts/o2-apt.sh"
+	o2_apt_install dkms >> "$LOG" 2>&1 ||
+		{ for c in "${ALL[@]:2}"; do fail "$c" "apt-get install dkms failed (log $O2_APT_LOG)"; done; write_xml; exit 0; }
 fi
 if [[ ! -d "/lib/modules/$KREL/build" ]]; then
 	for c in "${ALL[@]:2}"; do fail "$c" "no headers for $KREL (/lib/modules/$KREL/build)"; done

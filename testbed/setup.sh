@@ -2,7 +2,8 @@
 # o2lnd test bed setup (idempotent).  `make setup` runs it; `make run` and
 # `make check` run it first.
 #
-#  - installs the packages the test bed needs (skips apt when all present)
+#  - installs the packages the test bed needs (skips apt when all present;
+#    scripts/o2-apt.sh: lock timeouts, installer output to its log)
 #  - discovers the Debian kernel ABI, writes the guest kernel release
 #    ($ABI-amd64, e.g. 6.1.0-57-amd64) to $TOP/.testbed-abi: the Makefile
 #    builds the module against /usr/src/linux-headers-$(cat .testbed-abi)
@@ -26,33 +27,18 @@ die() { echo "setup: error: $*" >&2; exit 1; }
 # ---------------------------------------------------------------- packages
 BASE_PKGS=(qemu-system-x86 qemu-utils busybox-static rdma-core ibverbs-utils rdmacm-utils
 	perftest iproute2 kmod cpio libgtest-dev cmake g++ make librdmacm-dev
-	libibverbs-dev libcap2-bin python3-yaml python3 xz-utils dkms libyaml-cpp-dev)
+	libibverbs-dev libcap2-bin python3-yaml python3 xz-utils dkms libyaml-cpp-dev
+	clang-format git util-linux
+	bc bison flex libelf-dev libssl-dev dwarves rsync ccache)  # the last line: kernel/build.sh
 
-missing_pkgs() {
-	local installed
-	installed=$(dpkg-query -W -f='${Package} ${Status}\n' "$@" 2>/dev/null | awk '$NF == "installed" {print $1}')
-	local p
-	for p in "$@"; do
-		grep -qx -- "$p" <<<"$installed" || echo "$p"
-	done
-}
-
-APT_UPDATED=${O2_SETUP_APT_UPDATED:-0}
-apt_update() {
-	if [[ $APT_UPDATED == 0 ]]; then
-		stage "apt-get update"
-		apt-get update -qq >/dev/null || die "apt-get update failed"
-		APT_UPDATED=1
-	fi
-}
+# shellcheck source=scripts/o2-apt.sh
+. "$TOP/scripts/o2-apt.sh"
 apt_install() {
 	local miss
-	miss=$(missing_pkgs "$@")
+	miss=$(o2_pkgs_missing "$@")
 	[[ -z "$miss" ]] && return 0
-	apt_update
-	stage "apt-get install $(echo $miss)"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $miss >/dev/null \
-		|| die "apt-get install failed: $miss"
+	stage "apt-get install $(echo $miss) (log $O2_APT_LOG)"
+	o2_apt_install $miss || die "apt-get install failed: $(echo $miss)"
 }
 
 stage "checking packages"
@@ -65,17 +51,12 @@ abi_from_cache() {
 }
 ABI=$(abi_from_cache)
 if [[ -z "$ABI" ]]; then
-	apt_update
+	o2_apt_update || die "apt-get update failed"
 	ABI=$(abi_from_cache)
 fi
 [[ -n "$ABI" ]] || die "cannot discover the Debian kernel ABI (apt-cache depends linux-image-amd64)"
 IMGPKG="linux-image-$ABI-amd64"
-VER=$(apt-cache policy "$IMGPKG" | sed -n 's/^ *Candidate: //p')
-if [[ -z "$VER" || "$VER" == "(none)" ]]; then
-	apt_update
-	VER=$(apt-cache policy "$IMGPKG" | sed -n 's/^ *Candidate: //p')
-fi
-[[ -n "$VER" && "$VER" != "(none)" ]] || die "no candidate version for $IMGPKG"
+VER=$(o2_apt_candidate "$IMGPKG") || die "no candidate version for $IMGPKG"
 stage "guest kernel ABI $ABI ($IMGPKG $VER)"
 echo "$ABI-amd64" > "$TOP/.testbed-abi"
 
@@ -89,12 +70,12 @@ if [[ ! -f "$KDIR/.complete" ]]; then
 	stage "preparing $KDIR"
 	TMP=$(mktemp -d "$O2_CACHE/kernels/.tmp.XXXXXX")
 	trap 'rm -rf "$TMP"' EXIT
-	if ! ( cd "$TMP" && chmod 755 . && apt-get download "$IMGPKG=$VER" >/dev/null 2>&1 ); then
+	if ! o2_apt_download "$IMGPKG=$VER" "$TMP" 2>/dev/null; then
 		# Stale package lists: update, then start over (the ABI may have moved).
-		[[ $APT_UPDATED == 1 ]] && die "apt-get download $IMGPKG=$VER failed"
-		apt_update
+		[[ ${O2_APT_UPDATED:-0} == 1 ]] && die "apt-get download $IMGPKG=$VER failed (log $O2_APT_LOG)"
+		o2_apt_update || die "apt-get update failed"
 		rm -rf "$TMP"
-		O2_SETUP_APT_UPDATED=1 exec "$0" "$@"
+		exec "$0" "$@"
 	fi
 	stage "downloaded $(ls "$TMP"/*.deb | xargs -n1 basename)"
 	mkdir -p "$TMP/root"

@@ -10,10 +10,10 @@
 #   testbed/siw-module.sh [KERNEL_DIR]     (default $O2_CACHE/kernels/debian)
 #
 # Idempotent (cached by kernel release and linux-source version); prints
-# the installed siw.ko on its last line.  Installs linux-source-6.1 when
-# missing (kernel/build.sh needs it too); reuses the tree kernel/build.sh
-# unpacked ($O2_CACHE/kernels/src-<version>) when there is one, else
-# extracts only drivers/infiniband/sw/siw from the tarball.
+# the installed siw.ko on its last line.  Takes linux-source-6.1 from the
+# cache (scripts/o2-apt.sh downloads it once per version); reuses the tree
+# kernel/build.sh unpacked ($O2_CACHE/kernels/src-<version>) when there is
+# one, else extracts only drivers/infiniband/sw/siw from the tarball.
 set -euo pipefail
 
 O2_CACHE="${O2_CACHE:-/var/cache/o2lnd}"
@@ -39,14 +39,10 @@ fi
 exec 9> "$O2_CACHE/kernels/.siw-module.lock"
 flock -w 600 9 || die "timed out waiting for $O2_CACHE/kernels/.siw-module.lock"
 
-if ! dpkg-query -W -f='${Status}' linux-source-6.1 2>/dev/null | grep -q 'ok installed'; then
-	say "installing linux-source-6.1"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends linux-source-6.1 >/dev/null ||
-		{ apt-get update -qq >/dev/null &&
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends linux-source-6.1 >/dev/null; } ||
-		die "apt-get install linux-source-6.1 failed"
-fi
-src_ver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
+# shellcheck source=scripts/o2-apt.sh
+. "$(dirname "$0")/../scripts/o2-apt.sh"
+srcinfo=$(o2_linux_source 6.1) || die "cannot get linux-source-6.1"
+read -r src_ver src_tar <<<"$srcinfo"
 dest="$MODDIR/updates/siw.ko"
 stamp="$MODDIR/updates/siw.source"
 if [[ -f "$dest" && "$(cat "$stamp" 2>/dev/null)" == "linux-source-6.1 $src_ver" ]]; then
@@ -63,8 +59,8 @@ tree="$O2_CACHE/kernels/src-$src_ver"
 if [[ -d "$tree/drivers/infiniband/sw/siw" ]]; then
 	cp "$tree"/drivers/infiniband/sw/siw/* "$tmp/"
 else
-	say "extracting drivers/infiniband/sw/siw from /usr/src/linux-source-6.1.tar.xz"
-	tar -C "$tmp" --strip-components=5 -xJf /usr/src/linux-source-6.1.tar.xz \
+	say "extracting drivers/infiniband/sw/siw from $src_tar"
+	tar -C "$tmp" --strip-components=5 -xJf "$src_tar" \
 		--wildcards '*/drivers/infiniband/sw/siw/*'
 fi
 [[ -f "$tmp/siw_main.c" ]] || die "no siw sources in linux-source-6.1 $src_ver"

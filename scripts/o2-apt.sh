@@ -1,0 +1,143 @@
+# shellcheck shell=bash
+# o2lnd: the one way the project's scripts talk to apt (sourced, never run).
+#
+# Rules it enforces, for every stage of make check and make run:
+#  - What an installer prints never reaches the caller's stdout or stderr
+#    (debconf, dpkg and apt chatter go to $O2_APT_LOG); only the exit status
+#    counts, and a failure prints one line naming what failed and the log.
+#  - Every apt call waits for the dpkg lock (DPkg::Lock::Timeout) and for
+#    the package lists lock (apt-get update is retried while another apt
+#    holds it): a fresh machine may be installing something else right then.
+#  - apt-get update runs at most once per make check (O2_APT_UPDATED=1 is
+#    exported to the stages after it), and only when something is missing.
+#  - Sources of Debian's kernels come as downloaded .deb files unpacked
+#    into $O2_CACHE, keyed by package version (o2_linux_source), never as
+#    installed packages: an empty O2_CACHE runs every download again.
+#
+# Functions: o2_pkgs_missing PKG...   o2_apt_update   o2_apt_install PKG...
+#            o2_apt_candidate PKG     o2_apt_download PKG=VER DIR
+#            o2_linux_source SERIES   (e.g. 6.1; prints "VERSION TARBALL")
+
+O2_CACHE="${O2_CACHE:-/var/cache/o2lnd}"
+O2_APT_LOG="${O2_APT_LOG:-$O2_CACHE/apt.log}"
+O2_APT_LOCK_TIMEOUT="${O2_APT_LOCK_TIMEOUT:-900}"
+O2_APT_OPTS=(-q -o "DPkg::Lock::Timeout=$O2_APT_LOCK_TIMEOUT" -o Dpkg::Use-Pty=0)
+
+_o2_apt_log_init() {
+	mkdir -p "$(dirname "$O2_APT_LOG")" && touch "$O2_APT_LOG"
+}
+
+_o2_apt_fail() {  # message
+	echo "o2-apt: $1 (log $O2_APT_LOG: $(tail -n 3 "$O2_APT_LOG" 2>/dev/null | tr '\n' ' ' | cut -c1-400))" >&2
+	return 1
+}
+
+# Packages of the list that are not installed, one a line.
+o2_pkgs_missing() {
+	local installed p
+	installed=$(dpkg-query -W -f='${Package} ${Status}\n' "$@" 2>/dev/null |
+		awk '$NF == "installed" {print $1}')
+	for p in "$@"; do
+		grep -qx -- "$p" <<<"$installed" || echo "$p"
+	done
+}
+
+# apt-get update, once; retried while another apt holds the lists lock.
+o2_apt_update() {
+	[[ "${O2_APT_UPDATED:-0}" == 1 ]] && return 0
+	_o2_apt_log_init
+	local t0=$SECONDS try=0
+	while :; do
+		echo "=== $(date -Is) apt-get update" >>"$O2_APT_LOG"
+		if apt-get "${O2_APT_OPTS[@]}" update >>"$O2_APT_LOG" 2>&1; then
+			export O2_APT_UPDATED=1
+			return 0
+		fi
+		try=$((try + 1))
+		if tail -n 5 "$O2_APT_LOG" | grep -qi 'lock' && ((SECONDS - t0 < O2_APT_LOCK_TIMEOUT)); then
+			sleep 5
+		elif ((try >= 3)); then
+			_o2_apt_fail "apt-get update failed"
+			return 1
+		else
+			sleep 5
+		fi
+	done
+}
+
+# Installs the packages that are missing; updates the lists first when an
+# install fails on stale lists.
+o2_apt_install() {
+	local miss
+	miss=$(o2_pkgs_missing "$@")
+	[[ -z "$miss" ]] && return 0
+	_o2_apt_log_init
+	# shellcheck disable=SC2086
+	{
+		echo "=== $(date -Is) apt-get install" $miss
+		DEBIAN_FRONTEND=noninteractive apt-get "${O2_APT_OPTS[@]}" -y --no-install-recommends install $miss
+	} >>"$O2_APT_LOG" 2>&1 && return 0
+	[[ "${O2_APT_UPDATED:-0}" == 1 ]] && { _o2_apt_fail "apt-get install failed: $(echo $miss)"; return 1; }
+	o2_apt_update || return 1
+	# shellcheck disable=SC2086
+	{
+		echo "=== $(date -Is) apt-get install (after update)" $miss
+		DEBIAN_FRONTEND=noninteractive apt-get "${O2_APT_OPTS[@]}" -y --no-install-recommends install $miss
+	} >>"$O2_APT_LOG" 2>&1 || { _o2_apt_fail "apt-get install failed: $(echo $miss)"; return 1; }
+}
+
+# The candidate version of a package ("" and status 1 if none), updating
+# the lists once if they do not know it.
+o2_apt_candidate() {
+	local v
+	v=$(apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+	if [[ -z "$v" || "$v" == "(none)" ]]; then
+		o2_apt_update || return 1
+		v=$(apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+	fi
+	[[ -n "$v" && "$v" != "(none)" ]] || return 1
+	echo "$v"
+}
+
+# Downloads PKG=VER's .deb into DIR (which must exist).
+o2_apt_download() {
+	local spec=$1 dir=$2
+	_o2_apt_log_init
+	chmod 755 "$dir" 2>/dev/null || true  # apt's sandbox user reads it
+	( cd "$dir" && echo "=== $(date -Is) apt-get download $spec" &&
+		apt-get "${O2_APT_OPTS[@]}" download "$spec" ) >>"$O2_APT_LOG" 2>&1 && return 0
+	[[ "${O2_APT_UPDATED:-0}" == 1 ]] && { _o2_apt_fail "apt-get download $spec failed"; return 1; }
+	o2_apt_update || return 1
+	( cd "$dir" && apt-get "${O2_APT_OPTS[@]}" download "$spec" ) >>"$O2_APT_LOG" 2>&1 ||
+		{ _o2_apt_fail "apt-get download $spec failed"; return 1; }
+}
+
+# Debian's linux-source-SERIES tarball, downloaded and unpacked into
+# $O2_CACHE/linux-source/<version>/ once per package version.  Prints
+# "VERSION TARBALL".  One caller at a time (make check stages may overlap
+# with another run on the machine).
+o2_linux_source() {
+	local series=$1 pkg ver dir tmp
+	pkg=linux-source-$series
+	ver=$(o2_apt_candidate "$pkg") || { _o2_apt_fail "no candidate version of $pkg"; return 1; }
+	dir=$O2_CACHE/linux-source/$pkg-$ver
+	mkdir -p "$O2_CACHE/linux-source"
+	if [[ ! -f "$dir/.complete" ]]; then
+		(
+			flock -w 1200 9 || { _o2_apt_fail "timed out waiting for $O2_CACHE/linux-source/.lock"; exit 1; }
+			[[ -f "$dir/.complete" ]] && exit 0
+			tmp=$(mktemp -d "$O2_CACHE/linux-source/.tmp.XXXXXX")
+			trap 'rm -rf "$tmp"' EXIT
+			o2_apt_download "$pkg=$ver" "$tmp" || exit 1
+			dpkg-deb --fsys-tarfile "$tmp"/*.deb | tar -C "$tmp" -x "./usr/src/$pkg.tar.xz" ||
+				{ _o2_apt_fail "no usr/src/$pkg.tar.xz in the $pkg $ver package"; exit 1; }
+			mv "$tmp/usr/src/$pkg.tar.xz" "$tmp/"
+			rm -rf "$tmp/usr" "$tmp"/*.deb
+			touch "$tmp/.complete"
+			rm -rf "$dir"
+			mv "$tmp" "$dir"
+			trap - EXIT
+		) 9>"$O2_CACHE/linux-source/.lock" || return 1
+	fi
+	echo "$ver $dir/$pkg.tar.xz"
+}
