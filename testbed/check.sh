@@ -130,7 +130,7 @@ run_itest() {
 }
 
 # ---------------------------------------------------------------- 3 unit tests
-stage 3 "host unit tests (ctest in $BUILD) and style gates"
+stage 3 "host unit tests and style gates (ctest in $BUILD, clang-format, checkpatch)"
 if [[ -f "$BUILD/CTestTestfile.cmake" ]]; then
 	ctest --test-dir "$BUILD" -j"$(nproc)" --timeout 300 --output-on-failure \
 		--output-junit "$OUT/unit.xml" > "$OUT/unit.log" 2>&1
@@ -345,6 +345,8 @@ reports += [(os.path.join(out, "itest-siw.xml"), "Siw/")]
 reports += [(p, "Siw/") for p in sorted(glob.glob(os.path.join(res, "siw", "itest", "*", "*", "out", "*.xml")))]
 reports += [(os.path.join(out, "dkms.xml"), "")]
 reports += [(os.path.join(out, "itest-debug.xml"), "Debug/")]
+# the deferred kmemleak checks of the debug stage: Debug/Kmemleak.<Suite>.<Test>
+reports += [(p, "Debug/") for p in sorted(glob.glob(os.path.join(res, "debug", "itest", "*", "kmemleak.xml")))]
 reports += [(p, "Debug/") for p in sorted(glob.glob(os.path.join(res, "debug", "itest", "*", "*", "out", "*.xml")))]
 reports += [(os.path.join(out, "kunit-debug", "kunit.xml"), "")]
 for p, prefix in reports:
@@ -358,7 +360,7 @@ for p, prefix in reports:
         failed += 1
         continue
     is_kunit = os.path.basename(p) == "kunit.xml"
-    where = "" if os.path.dirname(p) == out or is_kunit else f"[in guest: {name}] "
+    where = "" if os.path.dirname(p) == out or is_kunit or os.path.basename(p) == "kmemleak.xml" else f"[in guest: {name}] "
     for tc in root.iter("testcase"):
         cls = tc.get("classname", "")
         n = prefix + where + (f"{cls}.{tc.get('name')}" if cls and cls != tc.get("name") else tc.get("name"))

@@ -101,7 +101,38 @@ void Bed::boot(const std::string& suite, const std::string& topology) {
 }
 
 void Bed::shutdown() {
-  if (tb_) tb_->kill_all();
+  if (tb_) {
+    // the suite's deferred leak checks, all guests at once
+    std::vector<std::future<void>> sweeps;
+    for (size_t i = 0; i < tb_->size(); i++) {
+      Guest& g = (*tb_)[i];
+      bool none = false;
+      {
+        std::lock_guard<std::mutex> lk(leak_mu_);
+        none = windows_[g.name()].empty();
+      }
+      if (none) continue;
+      if (!g.alive() || baselined_[g.name()] != g.boots()) {
+        kmemleak_not_checked(g, "the guest died");
+        continue;
+      }
+      sweeps.push_back(std::async(std::launch::async, [this, &g] {
+        try {
+          run(g, "if grep -q '^o2lnd ' /proc/modules; then rmmod o2lnd; fi", 60);
+          kmemleak_sweep(g);
+        } catch (const std::exception& e) {
+          std::lock_guard<std::mutex> lk(leak_mu_);
+          leak_cases_.emplace_back("sweep", g.name() + ": kmemleak sweep failed: " + e.what());
+        }
+      }));
+    }
+    for (auto& f : sweeps) f.get();
+    {
+      std::lock_guard<std::mutex> lk(leak_mu_);
+      write_kmemleak_xml();
+    }
+    tb_->kill_all();
+  }
   tb_.reset();
 }
 
@@ -126,34 +157,168 @@ bool Bed::kmemleak_on(Guest& g) {
   return run(g, std::string("test -w ") + kKmemleak, 10).ok();
 }
 
-std::string Bed::kmemleak_check(Guest& g, bool baseline) {
-  // Objects younger than 5 s are never reported: let the test's last ones
-  // age.  A white object whose contents changed since the previous scan
-  // (every object at its first scan) is only reported by the next one:
-  // scan twice.  A leak that still slips through shows up in the next
-  // test's scan.  `clear` then hides what was reported from later scans.
+std::string Bed::kmemleak_baseline(Guest& g) {
+  // A white object whose contents changed since the previous scan (every
+  // object at its first scan) is only reported by the next one: scan twice.
+  // `clear` then hides what was reported from later scans.
   std::string k = kKmemleak;
-  std::string cmd = std::string(baseline ? "" : "sleep 5; ") + "echo scan > " + k +
-                    " && echo scan > " + k + " || exit 3; cat " + k + "; echo clear > " + k;
+  std::string cmd = "echo scan > " + k + " && echo scan > " + k + " || exit 3; echo clear > " + k;
   auto t0 = std::chrono::steady_clock::now();
   RunResult r = run(g, cmd, 600);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  printf("[ kmemleak ] %s: %s scan in %.1f s\n", g.name().c_str(),
-         baseline ? "baseline" : "after-test", s);
+  printf("[ kmemleak ] %s: baseline scan in %.1f s\n", g.name().c_str(), s);
   fflush(stdout);
   if (!r.ok()) {
     return g.name() + ": kmemleak scan failed (status " + std::to_string(r.status) + "): " + r.out;
   }
-  if (baseline || r.out.find("unreferenced object") == std::string::npos) return "";
-  std::string d = g.config().dir + "/kmemleak-" + test_ + ".txt";
-  std::ofstream(d) << r.out;
-  std::string head;
-  int n = 0;
-  for (auto& l : lines_of(r.out)) {
-    if (n++ == 40) break;
-    head += l + "\n";
+  std::lock_guard<std::mutex> lk(leak_mu_);
+  windows_[g.name()].clear();
+  return "";
+}
+
+namespace {
+
+// One "unreferenced object" block of /sys/kernel/debug/kmemleak and the age
+// (s) it reports; -1 when the block has no age.
+struct LeakObject {
+  double age = -1;
+  std::string text;
+};
+
+std::vector<LeakObject> parse_kmemleak(const std::string& out) {
+  std::vector<LeakObject> v;
+  for (const auto& l : lines_of(out)) {
+    if (l.rfind("unreferenced object", 0) == 0) {
+      v.push_back({});
+    } else if (v.empty()) {
+      continue;
+    }
+    auto p = l.find("(age ");
+    if (p != std::string::npos && v.back().age < 0) {
+      v.back().age = std::strtod(l.c_str() + p + 5, nullptr);
+    }
+    v.back().text += l + "\n";
   }
-  return g.name() + ": kmemleak found unreferenced objects (all in " + d + "):\n" + head;
+  return v;
+}
+
+}  // namespace
+
+void Bed::kmemleak_sweep(Guest& g) {
+  std::vector<LeakWindow> w;
+  {
+    std::lock_guard<std::mutex> lk(leak_mu_);
+    w.swap(windows_[g.name()]);
+  }
+  if (w.empty()) return;
+  // Objects younger than 5 s are never reported: let the last test's ones
+  // age.  Then two scans (see kmemleak_baseline), the guest's uptime at the
+  // moment of reading (the ages are relative to it), the report, clear.
+  std::string k = kKmemleak;
+  std::string cmd = "sleep 5; echo scan > " + k + " && echo scan > " + k +
+                    " || exit 3; cut -d' ' -f1 /proc/uptime; cat " + k + "; echo clear > " + k;
+  auto t0 = std::chrono::steady_clock::now();
+  RunResult r = run(g, cmd, 600);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  printf("[ kmemleak ] %s: sweep of %zu test(s) in %.1f s\n", g.name().c_str(), w.size(), s);
+  fflush(stdout);
+  std::vector<std::pair<std::string, std::string>> found;  // per window
+  found.reserve(w.size());
+  for (const auto& x : w) found.emplace_back(x.test, "");
+  if (!r.ok()) {
+    for (auto& f : found) {
+      f.second =
+          g.name() + ": kmemleak scan failed (status " + std::to_string(r.status) + "): " + r.out;
+    }
+  } else {
+    const double now = std::strtod(r.out.c_str(), nullptr);
+    const auto objects = parse_kmemleak(r.out.substr(std::min(r.out.size(), r.out.find('\n') + 1)));
+    std::map<size_t, int> count;
+    std::map<size_t, std::string> all;  // every object's block, per window
+    for (const auto& o : objects) {
+      // the test that was running when the object was allocated (before
+      // the first test's start: the fixture's own setup, charged to it)
+      const double born = o.age >= 0 ? now - o.age : now;
+      size_t i = 0;
+      for (size_t j = 0; j < w.size(); j++) {
+        if (w[j].start <= born + 0.05) i = j;
+      }
+      if (count[i]++ < 6) found[i].second += o.text;
+      all[i] += o.text;
+    }
+    for (auto& [i, n] : count) {
+      std::string file = g.config().dir + "/kmemleak-" + w[i].test + ".txt";
+      std::ofstream(file) << all[i];
+      found[i].second = g.name() + ": kmemleak found " + std::to_string(n) +
+                        " unreferenced object(s) allocated during this test (first ones in " +
+                        file + "):\n" + found[i].second;
+      printf("[ kmemleak ] %s: %d unreferenced object(s) from %s\n", g.name().c_str(), n,
+             w[i].test.c_str());
+    }
+  }
+  std::lock_guard<std::mutex> lk(leak_mu_);
+  for (auto& [test, problem] : found) {
+    auto it = std::ranges::find_if(leak_cases_, [&](const auto& c) { return c.first == test; });
+    if (it == leak_cases_.end()) {
+      leak_cases_.emplace_back(test, problem);
+    } else if (!problem.empty()) {
+      it->second += (it->second.empty() ? "" : "\n") + problem;
+    }
+  }
+  write_kmemleak_xml();
+}
+
+void Bed::kmemleak_not_checked(Guest& g, const std::string& why) {
+  std::lock_guard<std::mutex> lk(leak_mu_);
+  for (const auto& x : windows_[g.name()]) {
+    leak_not_checked_[x.test] = g.name() + ": " + why;
+    printf("[ kmemleak ] %s: %s not checked (%s)\n", g.name().c_str(), x.test.c_str(), why.c_str());
+  }
+  fflush(stdout);
+  windows_[g.name()].clear();
+  write_kmemleak_xml();
+}
+
+void Bed::write_kmemleak_xml() {
+  if (leak_cases_.empty() && leak_not_checked_.empty()) return;  // kmemleak off
+  auto esc = [](const std::string& t) {
+    std::string o;
+    for (char c : t) {
+      switch (c) {
+        case '&':
+          o += "&amp;";
+          break;
+        case '<':
+          o += "&lt;";
+          break;
+        case '>':
+          o += "&gt;";
+          break;
+        case '"':
+          o += "&quot;";
+          break;
+        default:
+          o += (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') ? ' ' : c;
+      }
+    }
+    return o;
+  };
+  std::ofstream f(dir_ + "/kmemleak.xml");
+  f << "<?xml version=\"1.0\"?>\n<testsuites><testsuite name=\"Kmemleak\">\n";
+  for (const auto& [test, problem] : leak_cases_) {
+    f << "  <testcase classname=\"Kmemleak\" name=\"" << esc(suite_ + "." + test) << "\"";
+    if (problem.empty()) {
+      f << "/>\n";
+    } else {
+      f << "><failure message=\"kmemleak\">" << esc(problem) << "</failure></testcase>\n";
+    }
+  }
+  for (const auto& [test, why] : leak_not_checked_) {
+    if (std::ranges::any_of(leak_cases_, [&](const auto& c) { return c.first == test; })) continue;
+    f << "  <testcase classname=\"Kmemleak\" name=\"" << esc(suite_ + "." + test)
+      << "\"><skipped message=\"" << esc(why) << "\"/></testcase>\n";
+  }
+  f << "</testsuite></testsuites>\n";
 }
 
 void Bed::before_test(const std::string& test) {
@@ -165,6 +330,12 @@ void Bed::before_test(const std::string& test) {
     Guest& g = (*tb_)[i];
     if (g.paused() && g.alive()) g.resume();  // left paused by an aborted test
     if (dirty_ || !g.alive()) {
+      // the tests since the last sweep are checked before their kernel goes
+      if (g.alive() && baselined_[g.name()] == g.boots()) {
+        kmemleak_sweep(g);
+      } else {
+        kmemleak_not_checked(g, "the guest died");
+      }
       auto t0 = std::chrono::steady_clock::now();
       g.boot();
       printf("[ testbed  ] rebooted %s in %.1f s\n", g.name().c_str(),
@@ -183,19 +354,27 @@ void Bed::before_test(const std::string& test) {
   std::vector<std::future<std::string>> res;
   res.reserve(scan.size());
   for (Guest* g : scan) {
-    res.push_back(std::async(std::launch::async, [this, g] { return kmemleak_check(*g, true); }));
+    res.push_back(std::async(std::launch::async, [this, g] { return kmemleak_baseline(*g); }));
   }
   for (size_t i = 0; i < scan.size(); i++) {
     std::string p = res[i].get();
     if (!p.empty()) throw o2tb::Error(p);
     baselined_[scan[i]->name()] = scan[i]->boots();
   }
+  // Where this test starts in each leak-checked guest's clock.
+  for (size_t i = 0; i < tb_->size(); i++) {
+    Guest& g = (*tb_)[i];
+    if (baselined_[g.name()] != g.boots() || g.boots() == 0) continue;
+    RunResult u = run(g, "cut -d' ' -f1 /proc/uptime", 30);
+    if (!u.ok()) throw o2tb::Error(g.name() + ": cannot read /proc/uptime: " + u.out);
+    std::lock_guard<std::mutex> lk(leak_mu_);
+    windows_[g.name()].push_back({std::strtod(u.out.c_str(), nullptr), test_});
+  }
   tb_->mark(test);
 }
 
 void Bed::after_test(bool failed) {
   std::vector<std::string> problems;
-  std::vector<Guest*> scan;
   for (size_t i = 0; i < tb_->size(); i++) {
     Guest& g = (*tb_)[i];
     if (!g.alive()) {
@@ -215,21 +394,11 @@ void Bed::after_test(bool failed) {
     if (!r.ok()) {
       problems.push_back(g.name() + ": rmmod o2lnd at the end of the test failed (status " +
                          std::to_string(r.status) + "): " + r.out);
-    } else if (baselined_[g.name()] == g.boots() && g.boots() > 0) {
-      scan.push_back(&g);
-    } else if (baselined_[g.name()] > 0) {
-      // booted again during the test: its boot's objects have no baseline
-      printf("[ kmemleak ] %s: rebooted during the test, not checked\n", g.name().c_str());
+    } else if (baselined_[g.name()] > 0 && baselined_[g.name()] != g.boots()) {
+      // booted again during the test: the objects of the boot it had are
+      // gone, and the new boot has no baseline yet (the next test's)
+      kmemleak_not_checked(g, "booted again during the test");
     }
-  }
-  std::vector<std::future<std::string>> res;
-  res.reserve(scan.size());
-  for (Guest* g : scan) {
-    res.push_back(std::async(std::launch::async, [this, g] { return kmemleak_check(*g, false); }));
-  }
-  for (auto& f : res) {
-    std::string p = f.get();
-    if (!p.empty()) problems.push_back(p);
   }
   auto reports = tb_->kernel_reports();
   for (auto& r : reports) problems.push_back("kernel report: " + r);

@@ -136,16 +136,35 @@ class Bed {
  private:
   // kmemleak ($O2_KMEMLEAK: 0 off, 1 required, unset: when the guest has
   // it).  A scan + clear right after a boot is the baseline (leaks of the
-  // boot and the rxe setup are not ours); after each test, once o2lnd is
-  // unloaded, a scan must find nothing new.  Returns a problem or "".
+  // boot and the rxe setup are not ours).  The leak check of a test is
+  // deferred: a sweep (once o2lnd is unloaded: wait 5 s, scan twice, read,
+  // clear) runs when the suite ends or before the fixture reboots the
+  // guest, and each unreferenced object is charged to the test that was
+  // running when it was allocated (its age against the guest's uptime at
+  // each test's start).  One sweep per suite instead of one per test: on a
+  // debug kernel a sweep costs ~20-30 s.  Each checked test becomes a case
+  // Kmemleak.<Suite>.<Test> in <dir>/kmemleak.xml.
+  struct LeakWindow {
+    double start = 0;  // guest uptime (s) when the test started
+    std::string test;
+  };
   bool kmemleak_on(Guest& g);
-  std::string kmemleak_check(Guest& g, bool baseline);
+  std::string kmemleak_baseline(Guest& g);
+  void kmemleak_sweep(Guest& g);
+  void kmemleak_not_checked(Guest& g, const std::string& why);
+  void write_kmemleak_xml();
 
   std::unique_ptr<o2tb::Testbed> tb_;
   std::string suite_, dir_, boot_error_, test_, test_log_;
   bool dirty_ = false;
   std::mutex log_mu_;
   std::map<std::string, int> baselined_;  // guest name -> boots() at its baseline (0: none)
+  std::map<std::string, std::vector<LeakWindow>> windows_;  // guest -> tests since its last sweep
+  // test -> problems found for it ("" entries: checked, clean); in test order
+  std::vector<std::pair<std::string, std::string>> leak_cases_;
+  std::map<std::string, std::string> leak_not_checked_;  // test -> why
+  std::mutex leak_mu_;  // windows_ entries, leak_cases_, leak_not_checked_, the XML (sweeps run in
+                        // parallel)
 };
 
 class TopologyTest : public ::testing::Test {

@@ -468,9 +468,9 @@ class HostileParam : public HostileLoad, public ::testing::WithParamInterface<Pa
 
 TEST_P(HostileParam, AtLoad) { check_case(GetParam()); }
 
-// On slow kernels (O2_TIMEOUT_SCALE > 1: the debug kernel, where every test
-// ends with a ~30 s kmemleak scan) every case runs in this one test, under
-// one scan (testbed/check.sh leaves Hostile/HostileParam.* out there).
+// On slow kernels (O2_TIMEOUT_SCALE > 1: the debug kernel, ~6x slower) every
+// case runs in this one test (testbed/check.sh leaves Hostile/HostileParam.*
+// out there).
 TEST_F(HostileLoad, EveryCaseInOneTestOnSlowKernels) {
   if (scale() <= 1) {
     GTEST_SKIP() << "fast kernel: Hostile/HostileParam.AtLoad/* run the cases one by one";
