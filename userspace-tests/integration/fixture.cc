@@ -72,9 +72,55 @@ bool has_line(const std::string& out, const std::string& line) {
   return std::ranges::any_of(lines, [&](const std::string& l) { return l == line; });
 }
 
+namespace {
+
+bool share_beds() { return env_or("O2_SHARE_BEDS", "0") == "1"; }
+
+// The Beds of the run: one per suite, or with O2_SHARE_BEDS=1 one per
+// topology, shared by the suites that use it (at most one booted at a time).
+std::map<std::string, std::unique_ptr<Bed>>& beds() {
+  static std::map<std::string, std::unique_ptr<Bed>> m;
+  return m;
+}
+
+// Shuts the shared beds down (their deferred kmemleak sweeps included) at
+// the end of the run.
+class SharedBedsEnvironment : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    for (auto& [name, b] : beds()) b->shutdown(true);
+  }
+};
+const auto* const kSharedBedsEnvironment =
+    ::testing::AddGlobalTestEnvironment(new SharedBedsEnvironment);  // NOLINT(cert-err58-cpp)
+
+}  // namespace
+
+Bed& Bed::get(const std::string& suite, const std::string& topology) {
+  auto& b = beds()[share_beds() ? "topology:" + topology : suite];
+  if (!b) b = std::make_unique<Bed>();
+  return *b;
+}
+
 void Bed::boot(const std::string& suite, const std::string& topology) {
   suite_ = suite;
   dir_ = env_or("O2_RESULTS", O2_ITEST_SOURCE_DIR "/results") + "/itest/" + suite;
+  if (share_beds()) {
+    // one booted test bed at a time: another topology's goes down first
+    for (auto& [name, b] : beds()) {
+      if (b.get() != this) b->shutdown(true);
+    }
+    if (tb_) {  // booted by an earlier suite: share it
+      fs::remove_all(dir_);
+      fs::create_directories(dir_);
+      printf("[ testbed  ] %s: shares the %s test bed of %s (logs in %s)\n", suite.c_str(),
+             topology.c_str(), tb_dir_.c_str(), dir_.c_str());
+      fflush(stdout);
+      return;
+    }
+  }
+  tb_dir_ = dir_;
+  boot_error_.clear();
   if (fs::exists(dir_ + "/guests")) {  // guests left by an interrupted run
     try {
       o2tb::Testbed::attach(dir_)->kill_all();
@@ -97,10 +143,12 @@ void Bed::boot(const std::string& suite, const std::string& topology) {
   } catch (const std::exception& e) {
     boot_error_ = std::string("booting the ") + topology + " test bed failed: " + e.what();
     if (tb_) tb_->kill_all();
+    tb_.reset();
   }
 }
 
-void Bed::shutdown() {
+void Bed::shutdown(bool really) {
+  if (share_beds() && !really) return;  // the next suite of this topology shares it
   if (tb_) {
     // the suite's deferred leak checks, all guests at once
     std::vector<std::future<void>> sweeps;
@@ -134,6 +182,8 @@ void Bed::shutdown() {
     tb_->kill_all();
   }
   tb_.reset();
+  baselined_.clear();
+  windows_.clear();
 }
 
 RunResult Bed::run(Guest& g, const std::string& cmd, double timeout_s) {
@@ -303,10 +353,10 @@ void Bed::write_kmemleak_xml() {
     }
     return o;
   };
-  std::ofstream f(dir_ + "/kmemleak.xml");
+  std::ofstream f(tb_dir_ + "/kmemleak.xml");
   f << "<?xml version=\"1.0\"?>\n<testsuites><testsuite name=\"Kmemleak\">\n";
   for (const auto& [test, problem] : leak_cases_) {
-    f << "  <testcase classname=\"Kmemleak\" name=\"" << esc(suite_ + "." + test) << "\"";
+    f << "  <testcase classname=\"Kmemleak\" name=\"" << esc(test) << "\"";
     if (problem.empty()) {
       f << "/>\n";
     } else {
@@ -315,8 +365,8 @@ void Bed::write_kmemleak_xml() {
   }
   for (const auto& [test, why] : leak_not_checked_) {
     if (std::ranges::any_of(leak_cases_, [&](const auto& c) { return c.first == test; })) continue;
-    f << "  <testcase classname=\"Kmemleak\" name=\"" << esc(suite_ + "." + test)
-      << "\"><skipped message=\"" << esc(why) << "\"/></testcase>\n";
+    f << "  <testcase classname=\"Kmemleak\" name=\"" << esc(test) << "\"><skipped message=\""
+      << esc(why) << "\"/></testcase>\n";
   }
   f << "</testsuite></testsuites>\n";
 }
@@ -368,7 +418,7 @@ void Bed::before_test(const std::string& test) {
     RunResult u = run(g, "cut -d' ' -f1 /proc/uptime", 30);
     if (!u.ok()) throw o2tb::Error(g.name() + ": cannot read /proc/uptime: " + u.out);
     std::lock_guard<std::mutex> lk(leak_mu_);
-    windows_[g.name()].push_back({std::strtod(u.out.c_str(), nullptr), test_});
+    windows_[g.name()].push_back({std::strtod(u.out.c_str(), nullptr), suite_ + "." + test_});
   }
   tb_->mark(test);
 }

@@ -118,8 +118,17 @@ class PausedGuest {
 // One booted topology shared by the tests of a suite.
 class Bed {
  public:
+  // The Bed of a suite.  With O2_SHARE_BEDS=1 the suites of one topology
+  // share one Bed, booted by the first of them and kept until another
+  // topology boots or the run ends: each suite still starts on guests
+  // without o2lnd loaded, as after every test (before_test), but not on
+  // freshly booted ones.  make check shares beds on the debug kernel, where
+  // a boot, its kmemleak baseline and a sweep cost ~1.5 min per suite.
+  static Bed& get(const std::string& suite, const std::string& topology);
   void boot(const std::string& suite, const std::string& topology);
-  void shutdown();
+  // The suite is done with the Bed; really: the run or the topology is
+  // (shared beds go down only then).  Runs the deferred kmemleak sweeps.
+  void shutdown(bool really = false);
   // Called around each test: reboots dead or dirty guests, unloads o2lnd,
   // marks the kernel logs; after: unloads o2lnd (must succeed), asserts no
   // kernel reports and (kernels with kmemleak) no new unreferenced object,
@@ -156,6 +165,7 @@ class Bed {
 
   std::unique_ptr<o2tb::Testbed> tb_;
   std::string suite_, dir_, boot_error_, test_, test_log_;
+  std::string tb_dir_;  // where the booted guests live (the dir of the suite that booted them)
   bool dirty_ = false;
   std::mutex log_mu_;
   std::map<std::string, int> baselined_;  // guest name -> boots() at its baseline (0: none)
@@ -215,19 +225,16 @@ class TopologyTest : public ::testing::Test {
 // NOLINTBEGIN(bugprone-macro-parentheses): Suite names a class.
 // A fixture class per suite, sharing one booted topology across its tests;
 // the trailing arguments are extra members of the class.
-#define O2_SUITE_CLASS(Suite, topology, ...)                          \
-  class Suite : public ::o2it::TopologyTest {                         \
-   public:                                                            \
-    static ::o2it::Bed& shared() {                                    \
-      static ::o2it::Bed b;                                           \
-      return b;                                                       \
-    }                                                                 \
-    static void SetUpTestSuite() { shared().boot(#Suite, topology); } \
-    static void TearDownTestSuite() { shared().shutdown(); }          \
-                                                                      \
-   protected:                                                         \
-    ::o2it::Bed& bed() override { return shared(); }                  \
-    __VA_ARGS__                                                       \
+#define O2_SUITE_CLASS(Suite, topology, ...)                                    \
+  class Suite : public ::o2it::TopologyTest {                                   \
+   public:                                                                      \
+    static ::o2it::Bed& shared() { return ::o2it::Bed::get(#Suite, topology); } \
+    static void SetUpTestSuite() { shared().boot(#Suite, topology); }           \
+    static void TearDownTestSuite() { shared().shutdown(); }                    \
+                                                                                \
+   protected:                                                                   \
+    ::o2it::Bed& bed() override { return shared(); }                            \
+    __VA_ARGS__                                                                 \
   }
 // NOLINTEND(bugprone-macro-parentheses)
 
