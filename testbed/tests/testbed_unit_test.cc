@@ -1,5 +1,6 @@
 // Host-side unit tests of the test bed's pure parts: framing, the kernel
-// report scanner and the QEMU monitor client (against a fake monitor).
+// report scanner, the QEMU monitor client (against a fake monitor) and the
+// kmemleak report reader.
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "guest.h"
+#include "kmemleak.h"
 #include "protocol.h"
 
 namespace {
@@ -186,3 +188,53 @@ TEST(Monitor, GuestMonitorSocketIsInItsStateFolder) {
 }
 
 }  // namespace
+
+// --- kmemleak: the deferred leak checks of the debug stage ---------------
+
+namespace {
+// The shape of /sys/kernel/debug/kmemleak on 6.1 (two objects).
+constexpr const char* kLeakReport =
+    "unreferenced object 0xffff888004a1c000 (size 64):\n"
+    "  comm \"insmod\", pid 612, jiffies 4294912345 (age 42.120s)\n"
+    "  hex dump (first 32 bytes):\n"
+    "    6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b  kkkkkkkkkkkkkkkk\n"
+    "  backtrace:\n"
+    "    [<000000001c2b3a4d>] kmalloc_trace+0x26/0x90\n"
+    "    [<00000000a1b2c3d4>] o2_conn_alloc+0x3e/0x2a0 [o2lnd]\n"
+    "unreferenced object 0xffff888004a1d000 (size 128):\n"
+    "  comm \"kworker/0:1\", pid 35, jiffies 4294922345 (age 2.5s)\n"
+    "  backtrace:\n"
+    "    [<000000001c2b3a4d>] __kmalloc+0x4a/0x130\n";
+}  // namespace
+
+TEST(Kmemleak, ParsesEveryObjectWithItsAge) {
+  auto v = o2tb::parse_kmemleak(std::string("1234.56\n") + kLeakReport);
+  ASSERT_EQ(v.size(), 2U);
+  EXPECT_DOUBLE_EQ(v[0].age, 42.12);
+  EXPECT_DOUBLE_EQ(v[1].age, 2.5);
+  EXPECT_NE(v[0].text.find("o2_conn_alloc"), std::string::npos);
+  EXPECT_EQ(v[0].text.find("1234.56"), std::string::npos) << "lines before the first object";
+  EXPECT_EQ(v[1].text.find("o2_conn_alloc"), std::string::npos);
+  EXPECT_TRUE(o2tb::parse_kmemleak("").empty());
+  EXPECT_TRUE(o2tb::parse_kmemleak("no leaks here\n").empty());
+}
+
+TEST(Kmemleak, ObjectWithoutAgeIsKept) {
+  auto v = o2tb::parse_kmemleak("unreferenced object 0xffff888004a1c000 (size 8):\n  backtrace:\n");
+  ASSERT_EQ(v.size(), 1U);
+  EXPECT_LT(v[0].age, 0);
+}
+
+TEST(Kmemleak, LeakIsChargedToTheTestThatAllocatedIt) {
+  const std::vector<double> starts = {100, 150, 200};  // three tests' start uptimes
+  const double now = 260;                              // when the report was read
+  EXPECT_EQ(o2tb::leak_window(starts, now, 5), 2U);    // born 255: the last test
+  EXPECT_EQ(o2tb::leak_window(starts, now, 100), 1U);  // born 160
+  EXPECT_EQ(o2tb::leak_window(starts, now, 130), 0U);  // born 130
+  EXPECT_EQ(o2tb::leak_window(starts, now, 60), 2U);   // born exactly at the third start
+  EXPECT_EQ(o2tb::leak_window(starts, now, 60.03), 2U) << "within the clocks' slack";
+  EXPECT_EQ(o2tb::leak_window(starts, now, 61), 1U);
+  EXPECT_EQ(o2tb::leak_window(starts, now, 200), 0U) << "born before the first test: the first";
+  EXPECT_EQ(o2tb::leak_window(starts, now, -1), 2U) << "no age: the last test";
+  EXPECT_EQ(o2tb::leak_window({100}, now, 500), 0U);
+}

@@ -12,6 +12,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "kmemleak.h"
+
 namespace fs = std::filesystem;
 
 namespace o2it {
@@ -226,34 +228,6 @@ std::string Bed::kmemleak_baseline(Guest& g) {
   return "";
 }
 
-namespace {
-
-// One "unreferenced object" block of /sys/kernel/debug/kmemleak and the age
-// (s) it reports; -1 when the block has no age.
-struct LeakObject {
-  double age = -1;
-  std::string text;
-};
-
-std::vector<LeakObject> parse_kmemleak(const std::string& out) {
-  std::vector<LeakObject> v;
-  for (const auto& l : lines_of(out)) {
-    if (l.rfind("unreferenced object", 0) == 0) {
-      v.push_back({});
-    } else if (v.empty()) {
-      continue;
-    }
-    auto p = l.find("(age ");
-    if (p != std::string::npos && v.back().age < 0) {
-      v.back().age = std::strtod(l.c_str() + p + 5, nullptr);
-    }
-    v.back().text += l + "\n";
-  }
-  return v;
-}
-
-}  // namespace
-
 void Bed::kmemleak_sweep(Guest& g) {
   std::vector<LeakWindow> w;
   {
@@ -282,17 +256,17 @@ void Bed::kmemleak_sweep(Guest& g) {
     }
   } else {
     const double now = std::strtod(r.out.c_str(), nullptr);
-    const auto objects = parse_kmemleak(r.out.substr(std::min(r.out.size(), r.out.find('\n') + 1)));
+    const auto objects =
+        o2tb::parse_kmemleak(r.out.substr(std::min(r.out.size(), r.out.find('\n') + 1)));
+    std::vector<double> starts;
+    starts.reserve(w.size());
+    for (const auto& x : w) starts.push_back(x.start);
     std::map<size_t, int> count;
     std::map<size_t, std::string> all;  // every object's block, per window
     for (const auto& o : objects) {
       // the test that was running when the object was allocated (before
       // the first test's start: the fixture's own setup, charged to it)
-      const double born = o.age >= 0 ? now - o.age : now;
-      size_t i = 0;
-      for (size_t j = 0; j < w.size(); j++) {
-        if (w[j].start <= born + 0.05) i = j;
-      }
+      const size_t i = o2tb::leak_window(starts, now, o.age);
       if (count[i]++ < 6) found[i].second += o.text;
       all[i] += o.text;
     }
