@@ -48,14 +48,15 @@ module:
 	$(MAKE) -C $(KDIR) M=$(TOP) modules
 
 # ccache (installed by make setup) keeps a warm rebuild of a fresh clone
-# short; its cache lives in $(O2_CACHE)/ccache, so an empty O2_CACHE builds
+# short, wherever the clone is (paths under the tree are hashed relative to
+# it); its cache lives in $(O2_CACHE)/ccache, so an empty O2_CACHE builds
 # from nothing.
 O2_CACHE ?= /var/cache/o2lnd
 CCACHE := $(shell command -v ccache 2>/dev/null)
 userspace:
 	cmake -S $(TOP) -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		$(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE)) >/dev/null
-	CCACHE_DIR=$(O2_CACHE)/ccache cmake --build $(BUILD) -j$(JOBS)
+	CCACHE_DIR=$(O2_CACHE)/ccache CCACHE_BASEDIR=$(TOP) CCACHE_NOHASHDIR=1 cmake --build $(BUILD) -j$(JOBS)
 
 setup:
 	$(TOP)/testbed/setup.sh

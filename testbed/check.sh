@@ -253,6 +253,10 @@ if [[ "$KERNELS" != 0 ]]; then
 		KBUILT=$(grep -c 'building bzImage' "$KLOG")
 		say "debug kernel: $KDBG ($([[ $KBUILT != 0 ]] && echo "built in this run" || echo "from the cache"))"
 		[[ $KBUILT != 0 ]] && echo "kernel built" >> "$OUT/fresh"
+		# the table shows what the kernel cost in all, not only the wait
+		kb=$(sed -n 's/^\[kernel debug\] done: .* (\([0-9]*\)s)$/\1/p' "$KLOG" | tail -1)
+		[[ -n "$kb" && $KBUILT != 0 ]] &&
+			stage_name="our kernel, built in $kb s$([[ "${O2_KERNEL_BG:-1}" != 0 ]] && echo ' in the background')"
 	else
 		tail -20 "$KLOG" | sed 's/^/    /'
 		say "debug kernel: build FAILED (log $KLOG)"
@@ -318,7 +322,7 @@ if [[ "$KERNELS" != 0 ]]; then
 	DEBUG_DEFAULT+=':BulkVeth.EveryBoundarySizeArrivesIntactBothWays'
 	DEBUG_DEFAULT+=':BulkVeth.FailedInvalidationRecoversTheMr'
 	DFILTER=${O2_DEBUG_FILTER:-${FILTER:-$DEBUG_DEFAULT}}
-	stage 10 "integration scenarios on the debug kernel, kmemleak after each (filter $DFILTER)"
+	stage 10 "integration scenarios on the debug kernel, kmemleak sweeps (filter $DFILTER)"
 	if [[ -n "$MDBG" && -x "$ITEST" ]]; then
 		rm -rf "$RES/debug"
 		O2_KERNEL="$KDBG" O2_KO="$MDBG/o2lnd.ko" O2_RESULTS="$RES/debug" \
