@@ -65,25 +65,28 @@ o2_apt_update() {
 	done
 }
 
-# Installs the packages that are missing; updates the lists first when an
-# install fails on stale lists.
+# Runs an apt command (its output to the log); when it fails on lists that
+# were not updated in this run, updates them once and runs it again.
+# _o2_apt_retry WHAT CMD...   (WHAT names it in the one failure line)
+_o2_apt_retry() {
+	local what=$1
+	shift
+	_o2_apt_log_init
+	{ echo "=== $(date -Is) $what" && "$@"; } >>"$O2_APT_LOG" 2>&1 && return 0
+	[[ "${O2_APT_UPDATED:-0}" == 1 ]] && { _o2_apt_fail "$what failed"; return 1; }
+	o2_apt_update || return 1
+	{ echo "=== $(date -Is) $what (after apt-get update)" && "$@"; } >>"$O2_APT_LOG" 2>&1 ||
+		{ _o2_apt_fail "$what failed"; return 1; }
+}
+
+# Installs the packages that are missing.
 o2_apt_install() {
 	local miss
 	miss=$(o2_pkgs_missing "$@")
 	[[ -z "$miss" ]] && return 0
-	_o2_apt_log_init
 	# shellcheck disable=SC2086
-	{
-		echo "=== $(date -Is) apt-get install" $miss
-		DEBIAN_FRONTEND=noninteractive apt-get "${O2_APT_OPTS[@]}" -y --no-install-recommends install $miss
-	} >>"$O2_APT_LOG" 2>&1 && return 0
-	[[ "${O2_APT_UPDATED:-0}" == 1 ]] && { _o2_apt_fail "apt-get install failed: $(echo $miss)"; return 1; }
-	o2_apt_update || return 1
-	# shellcheck disable=SC2086
-	{
-		echo "=== $(date -Is) apt-get install (after update)" $miss
-		DEBIAN_FRONTEND=noninteractive apt-get "${O2_APT_OPTS[@]}" -y --no-install-recommends install $miss
-	} >>"$O2_APT_LOG" 2>&1 || { _o2_apt_fail "apt-get install failed: $(echo $miss)"; return 1; }
+	_o2_apt_retry "apt-get install $(echo $miss)" env DEBIAN_FRONTEND=noninteractive \
+		apt-get "${O2_APT_OPTS[@]}" -y --no-install-recommends install $miss
 }
 
 # The candidate version of a package ("" and status 1 if none), updating
@@ -102,14 +105,8 @@ o2_apt_candidate() {
 # Downloads PKG=VER's .deb into DIR (which must exist).
 o2_apt_download() {
 	local spec=$1 dir=$2
-	_o2_apt_log_init
 	chmod 755 "$dir" 2>/dev/null || true  # apt's sandbox user reads it
-	( cd "$dir" && echo "=== $(date -Is) apt-get download $spec" &&
-		apt-get "${O2_APT_OPTS[@]}" download "$spec" ) >>"$O2_APT_LOG" 2>&1 && return 0
-	[[ "${O2_APT_UPDATED:-0}" == 1 ]] && { _o2_apt_fail "apt-get download $spec failed"; return 1; }
-	o2_apt_update || return 1
-	( cd "$dir" && apt-get "${O2_APT_OPTS[@]}" download "$spec" ) >>"$O2_APT_LOG" 2>&1 ||
-		{ _o2_apt_fail "apt-get download $spec failed"; return 1; }
+	_o2_apt_retry "apt-get download $spec" env -C "$dir" apt-get "${O2_APT_OPTS[@]}" download "$spec"
 }
 
 # Debian's linux-source-SERIES tarball, downloaded and unpacked into

@@ -71,11 +71,12 @@ if [[ ! -f "$KDIR/.complete" ]]; then
 	TMP=$(mktemp -d "$O2_CACHE/kernels/.tmp.XXXXXX")
 	trap 'rm -rf "$TMP"' EXIT
 	if ! o2_apt_download "$IMGPKG=$VER" "$TMP" 2>/dev/null; then
-		# Stale package lists: update, then start over (the ABI may have moved).
-		[[ ${O2_APT_UPDATED:-0} == 1 ]] && die "apt-get download $IMGPKG=$VER failed (log $O2_APT_LOG)"
+		# Stale package lists (o2_apt_download updated them and retried the
+		# same version): start over once, since the ABI may have moved.
+		[[ -n ${O2_SETUP_RESTARTED:-} ]] && die "apt-get download $IMGPKG=$VER failed (log $O2_APT_LOG)"
 		o2_apt_update || die "apt-get update failed"
 		rm -rf "$TMP"
-		exec "$0" "$@"
+		O2_SETUP_RESTARTED=1 exec "$0" "$@"
 	fi
 	stage "downloaded $(ls "$TMP"/*.deb | xargs -n1 basename)"
 	mkdir -p "$TMP/root"

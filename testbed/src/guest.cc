@@ -22,11 +22,8 @@
 
 #include "protocol.h"
 
-#ifndef O2_SOURCE_DIR
-#define O2_SOURCE_DIR "/work/main"
-#endif
-#ifndef O2_BINARY_DIR
-#define O2_BINARY_DIR "/work/main/build"
+#if !defined(O2_SOURCE_DIR) || !defined(O2_BINARY_DIR)
+#error "the build defines O2_SOURCE_DIR and O2_BINARY_DIR (testbed/CMakeLists.txt)"
 #endif
 #ifndef O2_AGENT_PATH
 #define O2_AGENT_PATH ""
