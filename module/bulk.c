@@ -256,7 +256,9 @@ static int o2_bulk_map_dev(struct o2_bulk *b, struct ib_device *ibdev)
 		o2_bulk_drop_mr(b, true);
 		return n < 0 ? n : -EINVAL;
 	}
-	ib_update_fast_reg_key(b->mr->mr, ib_inc_rkey(b->mr->mr->rkey));
+	/* a fresh key, unless a replayed REG_MR must find the same one */
+	if (!dev->reg_replayed)
+		ib_update_fast_reg_key(b->mr->mr, ib_inc_rkey(b->mr->mr->rkey));
 	return 0;
 }
 

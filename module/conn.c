@@ -121,8 +121,11 @@ int o2_conn_setup_qp(struct o2_conn *conn)
 {
 	struct ib_qp_init_attr attr = {};
 	int qd = conn->cp.queue_depth;
-	/* room for one largest bulk message: REG_MR + max_frags WRITEs */
-	int sq = o2_concurrent_sends + conn->cp.max_frags + 1;
+	/*
+	 * room for one largest bulk message: LOCAL_INV (o2_dev.reg_replayed)
+	 * + REG_MR + max_frags WRITEs
+	 */
+	int sq = o2_concurrent_sends + conn->cp.max_frags + 2;
 	int nsend = sq + 1, nrecv = o2_rx_buffers(qd) + 1;
 	struct o2_dev *dev;
 	int rc;

@@ -7,9 +7,13 @@
  * registered with an IB_WR_REG_MR work request posted before the message
  * that advertises it (a fresh key each time, ib_inc_rkey()), and
  * invalidated with IB_WR_LOCAL_INV before its bulk transfer completes to
- * its owner.  Only an MR whose invalidation completed successfully goes
- * back to the pool; one whose invalidation failed or flushed, or whose
- * transfer was abandoned, may still be valid for the peer: it is
+ * its owner.  A device that executes local work requests again when it
+ * retransmits (o2_dev.reg_replayed: rdma_rxe) gets LOCAL_INV + REG_MR of
+ * an unchanged key instead, the only registration that survives being
+ * executed twice; a stale key of such a device is still refused between
+ * uses, since the MR is invalidated after each transfer.  Only an MR
+ * whose invalidation completed successfully goes back to the pool; one
+ * whose invalidation failed or flushed, or whose transfer was abandoned, may still be valid for the peer: it is
  * destroyed and replaced (o2_mr_put(..., false)), never reused.
  *
  * Locking: dev->mr_lock protects the free list and the counts; it is a
@@ -45,6 +49,10 @@ void o2_mr_pool_init(struct o2_dev *dev)
 	dev->mr_max = min_t(u32, max(a->max_mr / 4, 1), 256);
 	if (!(a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
 		dev->mr_max = 0;
+	dev->reg_replayed = dev->ibdev->ops.driver_id == RDMA_DRIVER_RXE;
+	if (dev->reg_replayed)
+		pr_info("o2lnd: %s replays local work requests when it retransmits: registrations go as invalidate + register pairs of one key\n",
+			dev_name(&dev->ibdev->dev));
 }
 
 static struct o2_mr *o2_mr_new(struct o2_dev *dev)

@@ -137,6 +137,14 @@ extern wait_queue_head_t o2_exit_waitq;
  * @mr_max: pool limit (from the device's max_mr)
  * @mr_pages: pages one MR maps
  * @mr_recovered: MRs destroyed and replaced after a failed invalidation
+ * @reg_replayed: the device may execute a local work request (REG_MR,
+ *	LOCAL_INV) again when it retransmits the send queue (rdma_rxe: its
+ *	retry restarts at the oldest unacknowledged WQE and executes the local
+ *	operations after it a second time; a REG_MR of an MR that is valid
+ *	by then fails, and that error leaves the QP silently stuck).  On such
+ *	a device every registration is posted as LOCAL_INV + REG_MR of the
+ *	same key, a pair that gives the same result when executed twice; the
+ *	key is not bumped between uses (o2_bulk_map_dev()).
  */
 struct o2_dev {
 	struct list_head list;
@@ -151,6 +159,7 @@ struct o2_dev {
 	u32 mr_max;
 	u32 mr_pages;
 	atomic64_t mr_recovered;
+	bool reg_replayed;
 };
 
 /**

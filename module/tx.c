@@ -191,8 +191,9 @@ int o2_conn_queue_tx(struct o2_conn *conn, struct o2_tx *tx)
 	struct list_head *q;
 	int rc = 0;
 
-	/* REG_MR and RDMA WRITEs go before the message itself */
-	tx->wrs = 1 + tx->reg + (tx->rd ? tx->rd->nfrags : 0);
+	/* (LOCAL_INV,) REG_MR and RDMA WRITEs go before the message itself */
+	tx->wrs = 1 + tx->reg * (1 + conn->dev->reg_replayed) +
+		  (tx->rd ? tx->rd->nfrags : 0);
 	switch (tx->type == O2_TX_INV ? O2_TXQ_NOCRED : o2_txq_of(tx->type)) {
 	case O2_TXQ_RSRVD:
 		q = &conn->tx_queue_rsrvd;
@@ -317,7 +318,10 @@ static void o2_tx_bulk_wr_err(struct ib_cq *cq, struct ib_wc *wc)
  * Post the REG_MR of tx->bulk's MR (tx->reg) and the RDMA WRITEs of its
  * data into the peer's descriptor tx->rd, ahead of the message; none is
  * signaled (the message's completion covers them; an error completes
- * them with o2_tx_bulk_wr_err()).  Caller holds conn->lock.
+ * them with o2_tx_bulk_wr_err()).  On a device that replays local work
+ * requests (o2_dev.reg_replayed) the REG_MR follows a LOCAL_INV of the
+ * same key: executed once or twice, the pair leaves the MR registered.
+ * Caller holds conn->lock, so nothing else lands between the two.
  */
 static int o2_tx_post_bulk_locked(struct o2_conn *conn, struct o2_tx *tx)
 {
@@ -326,6 +330,17 @@ static int o2_tx_post_bulk_locked(struct o2_conn *conn, struct o2_tx *tx)
 	u32 i, off = 0;
 	int rc;
 
+	if (tx->reg && conn->dev->reg_replayed) {
+		struct ib_send_wr inv = {};
+
+		b->reg_cqe.done = o2_tx_bulk_wr_err;
+		inv.wr_cqe = &b->reg_cqe;
+		inv.opcode = IB_WR_LOCAL_INV;
+		inv.ex.invalidate_rkey = mr->rkey;
+		rc = ib_post_send(conn->qp, &inv, NULL);
+		if (rc)
+			return rc;
+	}
 	if (tx->reg) {
 		struct ib_reg_wr reg = {};
 
