@@ -13,8 +13,9 @@
  * executed twice; a stale key of such a device is still refused between
  * uses, since the MR is invalidated after each transfer.  Only an MR
  * whose invalidation completed successfully goes back to the pool; one
- * whose invalidation failed or flushed, or whose transfer was abandoned, may still be valid for the peer: it is
- * destroyed and replaced (o2_mr_put(..., false)), never reused.
+ * whose invalidation failed or flushed, or whose transfer was abandoned,
+ * may still be valid for the peer: it is destroyed and replaced
+ * (o2_mr_put(..., false)), never reused.
  *
  * Locking: dev->mr_lock protects the free list and the counts; it is a
  * leaf.  ib_alloc_mr()/ib_dereg_mr() are called without it (they may
