@@ -6,7 +6,7 @@
  * simulation of two ends of a connection exchanging random traffic
  * (IMMEDIATE, PUT and GET with their credit-less replies) that checks
  * no credit is ever exceeded or lost, no receive buffer is overrun, and
- * the exchange never deadlocks.
+ * the exchange never deadlocks; and when posted sends count as stalled.
  */
 #include <kunit/test.h>
 #include <linux/kernel.h>
@@ -168,6 +168,44 @@ static const struct o2_tunables o2t_good = {
 	.peer_credits = 8, .credits = 256, .ntx = 512, .timeout = 50,
 	.keepalive = 100,
 };
+
+static void stall_bound_outlasts_the_hca_retries_and_beats_the_timeout(struct kunit *test)
+{
+	/* ack_timeout 16, 5 retries: the HCA gives up after ~1.6 s */
+	KUNIT_EXPECT_EQ(test, o2_stall_ms(16, 5, 50), 5000U);
+	KUNIT_EXPECT_EQ(test, o2_stall_ms(16, 5, 20), 5000U);
+	/* a long ack timeout: three times the HCA's budget (6 x 1.07 s) */
+	KUNIT_EXPECT_EQ(test, o2_stall_ms(18, 5, 3600), 19326U);
+	/* capped below half the timeout ... */
+	KUNIT_EXPECT_EQ(test, o2_stall_ms(18, 5, 30), 15000U);
+	/* ... but never below the HCA's own budget plus a second */
+	KUNIT_EXPECT_EQ(test, o2_stall_ms(16, 5, 2), 2610U);
+	KUNIT_EXPECT_EQ(test, o2_stall_ms(24, 7, 1), 549755U + 1000U);
+	/* nonsense inputs are clamped, never overflow */
+	KUNIT_EXPECT_GT(test, o2_stall_ms(-5, -1, 0), 0U);
+	KUNIT_EXPECT_GT(test, o2_stall_ms(99, 99, 99999), 0U);
+}
+
+static void sends_stall_only_with_sends_in_flight_and_no_progress(struct kunit *test)
+{
+	struct o2_credits c;
+	unsigned long t0 = jiffies, bound = 5 * HZ;
+
+	o2_credits_init(&c, 8, 4, 8, 64);
+	/* nothing in flight: never stalled, however old the last progress */
+	KUNIT_EXPECT_FALSE(test, o2_sends_stalled(&c, t0, t0 + 100 * HZ, bound));
+	o2_credits_post(&c, O2_TXQ_CRED, false, 1);
+	KUNIT_EXPECT_FALSE(test, o2_sends_stalled(&c, t0, t0 + bound, bound));
+	KUNIT_EXPECT_TRUE(test, o2_sends_stalled(&c, t0, t0 + bound + 1, bound));
+	/* progress moves the bound */
+	KUNIT_EXPECT_FALSE(test, o2_sends_stalled(&c, t0 + bound, t0 + bound + 1,
+						  bound));
+	/* jiffies wrap */
+	KUNIT_EXPECT_TRUE(test, o2_sends_stalled(&c, ULONG_MAX - 10,
+						 ULONG_MAX - 10 + bound + 1, bound));
+	o2_credits_complete(&c, false, 1);
+	KUNIT_EXPECT_FALSE(test, o2_sends_stalled(&c, t0, t0 + 100 * HZ, bound));
+}
 
 static void tunables_fill_defaults(struct kunit *test)
 {
@@ -518,6 +556,8 @@ static struct kunit_case o2_credits_cases[] = {
 	KUNIT_CASE(posting_respects_credits_cap_and_slots),
 	KUNIT_CASE(grant_beyond_the_depth_is_refused_and_changes_nothing),
 	KUNIT_CASE(lnet_credits_queue_below_zero_and_hand_over),
+	KUNIT_CASE(stall_bound_outlasts_the_hca_retries_and_beats_the_timeout),
+	KUNIT_CASE(sends_stall_only_with_sends_in_flight_and_no_progress),
 	KUNIT_CASE(tunables_fill_defaults),
 	KUNIT_CASE(tunables_refuse_bad_values_and_combinations),
 	KUNIT_CASE(random_traffic_never_exceeds_or_loses_credits),

@@ -397,6 +397,7 @@ static void o2_bulk_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	spin_lock(&conn->lock);
 	o2_credits_complete(&conn->cr, false, tx->wrs);
+	conn->send_progress = jiffies;
 	spin_unlock(&conn->lock);
 	if (clean && o2_fault_fire(O2LND_FAULT_INV_FAIL, 0, conn->ni->nid,
 				   conn->peer->nid, &hit))

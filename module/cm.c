@@ -13,7 +13,6 @@
 #include "o2lnd.h"
 #include "trace.h"
 
-#define O2_CM_RETRY_COUNT	5
 #define O2_CM_RNR_RETRY_COUNT	6
 
 static void o2_conn_param_init(struct rdma_conn_param *param,

@@ -8,10 +8,13 @@
  *     resolution), so no cm_id is created inside a CM callback;
  *   - a scan every O2_SCAN_INTERVAL that closes conns whose connect phase
  *     (address resolution, route resolution, connect/accept) passed its
- *     deadline or whose oldest queued tx waited longer than the timeout
- *     parameter for credits, fails messages that waited for a conn or
- *     for LNet tx credits past their deadline, sends a keepalive NOOP
- *     on a conn idle for the keepalive period, and starts the connect of a peer whose messages
+ *     deadline, whose oldest queued tx waited longer than the timeout
+ *     parameter for credits, or whose posted sends made no progress for
+ *     o2_stall_ms() (a QP the device will never complete again; its
+ *     messages are resent on a new conn), fails messages that waited for
+ *     a conn or for LNet tx credits past their deadline, sends a
+ *     keepalive NOOP on a conn idle for the keepalive period, and starts
+ *     the connect of a peer whose messages
  *     wait without a conn once its reconnect delay (a reject's retry
  *     delay or the backoff after a failed connect) has expired.  Only
  *     connd starts a reconnect, so attempts to a peer never overlap.
@@ -171,6 +174,10 @@ static bool o2_connd_scan_ni(struct o2_ni *ni)
 	struct o2_conn *conn, *expired = NULL;
 	struct o2_peer *peer, *reconnect = NULL;
 	unsigned long now = jiffies;
+	unsigned long stall = msecs_to_jiffies(o2_stall_ms(o2_ack_timeout,
+							   O2_CM_RETRY_COUNT,
+							   o2_timeout));
+	bool stalled = false;
 	LIST_HEAD(late);
 	int bkt;
 
@@ -203,8 +210,14 @@ static bool o2_connd_scan_ni(struct o2_ni *ni)
 				     time_after(now, conn->deadline);
 			late_tx = conn->state == O2_CONN_ESTABLISHED &&
 				  o2_conn_tx_late(conn, now);
+			/* completions held by a send-delay fault did come */
+			stalled = conn->state == O2_CONN_ESTABLISHED &&
+				  !atomic_read(&conn->late_sends) &&
+				  o2_sends_stalled(&conn->cr,
+						   conn->send_progress, now,
+						   stall);
 			spin_unlock(&conn->lock);
-			if (late_phase || late_tx) {
+			if (late_phase || late_tx || stalled) {
 				if (late_phase && conn->active)
 					peer->n.phase_timeouts++;
 				kref_get(&conn->ref);
@@ -244,10 +257,17 @@ close:
 
 		trace_o2lnd_phase_timeout(ni->nid, expired->peer->nid,
 					  expired->phase, expired->active);
-		pr_warn_ratelimited("o2lnd: %s: %s to %s timed out\n", ni->net,
-				    phases[expired->phase],
-				    o2_nid_format(expired->peer->nid, nid,
-						  sizeof(nid)));
+		if (stalled)
+			pr_warn_ratelimited("o2lnd: %s: sends to %s made no progress for %u ms: reconnecting\n",
+					    ni->net,
+					    o2_nid_format(expired->peer->nid,
+							  nid, sizeof(nid)),
+					    jiffies_to_msecs(stall));
+		else
+			pr_warn_ratelimited("o2lnd: %s: %s to %s timed out\n",
+					    ni->net, phases[expired->phase],
+					    o2_nid_format(expired->peer->nid,
+							  nid, sizeof(nid)));
 		o2_conn_close(expired, -ETIMEDOUT);
 		o2_conn_put(expired);
 		return true;

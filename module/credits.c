@@ -6,6 +6,8 @@
 #include <linux/kernel.h>
 #include <linux/errno.h>
 #include <linux/minmax.h>
+#include <linux/math64.h>
+#include <linux/jiffies.h>
 #include "wire.h"
 #include "credits.h"
 
@@ -30,6 +32,50 @@ enum o2_txq o2_txq_of(u8 type)
 	default:
 		return O2_TXQ_CRED;
 	}
+}
+
+/**
+ * o2_stall_ms() - how long posted sends may go without a completion
+ * @ack_timeout: the RC ack timeout exponent (4.096 us * 2^n per try)
+ * @retry_count: the RC retry count
+ * @timeout_s: the timeout parameter (seconds)
+ *
+ * A healthy HCA completes a send, or fails it once its retries are spent
+ * ((@retry_count + 1) tries of the ack timeout), so sends that make no
+ * progress for much longer than that sit on a QP that will never say
+ * anything again (a device bug, a lost completion).  The bound is three
+ * times the HCA's own budget and at least 5 s, and stays below half the
+ * timeout (when that leaves more than the HCA's budget), so the
+ * connection is replaced and its messages resent long before they fail.
+ *
+ * Return: the bound in milliseconds.
+ */
+u32 o2_stall_ms(int ack_timeout, int retry_count, int timeout_s)
+{
+	u64 hca_ms = div_u64((4096ULL << clamp(ack_timeout, 0, 31)) *
+			     (clamp(retry_count, 0, 7) + 1), 1000000);
+	u64 half = (u64)max(timeout_s, 1) * 500;
+	u64 ms = max_t(u64, 3 * hca_ms, 5000);
+
+	if (ms > half)
+		ms = max(half, hca_ms + 1000);
+	return min_t(u64, ms, U32_MAX);
+}
+
+/**
+ * o2_sends_stalled() - have posted sends stopped making progress?
+ * @c: the state
+ * @progress: jiffies of the last send completion, or of the post that
+ *	found nothing in flight
+ * @now: jiffies
+ * @bound: o2_stall_ms() in jiffies
+ *
+ * Return: true if sends are in flight and none completed within @bound.
+ */
+bool o2_sends_stalled(const struct o2_credits *c, unsigned long progress,
+		      unsigned long now, unsigned long bound)
+{
+	return c->nposted > 0 && time_after(now, progress + bound);
 }
 
 /**

@@ -98,6 +98,9 @@ struct o2_txcr {
 };
 
 enum o2_txq o2_txq_of(u8 type);
+u32 o2_stall_ms(int ack_timeout, int retry_count, int timeout_s);
+bool o2_sends_stalled(const struct o2_credits *c, unsigned long progress,
+		      unsigned long now, unsigned long bound);
 enum o2_rx_credit o2_rx_credit_of(u8 type);
 bool o2_msg_expects_reply(u8 type);
 void o2_credits_init(struct o2_credits *c, int queue_depth, int hiw,

@@ -63,6 +63,11 @@ module_param_named(ack_timeout, o2_ack_timeout, int, 0444);
 MODULE_PARM_DESC(ack_timeout,
 		 "RC ack timeout exponent: 4.096 us * 2^n per retry (12..24; 16 = 268 ms, so a dead peer fails a send in ~1.6 s)");
 
+int o2_reg_pairs = -1;
+module_param_named(reg_pairs, o2_reg_pairs, int, 0444);
+MODULE_PARM_DESC(reg_pairs,
+		 "post each memory registration as LOCAL_INV + REG_MR of one key, which a device that replays local work requests on retransmission needs (-1: on rdma_rxe only, 0: never, 1: always)");
+
 static int o2_check_param(const char *name, int val, int min, int max)
 {
 	if (val >= min && val <= max)
@@ -88,7 +93,8 @@ static int __init o2_init(void)
 	o2_wire_size_checks();
 	if (o2_check_param("service", o2_service, 1, 65535) ||
 	    o2_check_param("ack_timeout", o2_ack_timeout, 12, 24) ||
-	    o2_check_param("cksum", o2_cksum_param, 0, 1))
+	    o2_check_param("cksum", o2_cksum_param, 0, 1) ||
+	    o2_check_param("reg_pairs", o2_reg_pairs, -1, 1))
 		return -EINVAL;
 	if (o2_tunables_check(&t, why, sizeof(why))) {
 		pr_err("o2lnd: %s\n", why);

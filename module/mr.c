@@ -50,7 +50,9 @@ void o2_mr_pool_init(struct o2_dev *dev)
 	dev->mr_max = min_t(u32, max(a->max_mr / 4, 1), 256);
 	if (!(a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
 		dev->mr_max = 0;
-	dev->reg_replayed = dev->ibdev->ops.driver_id == RDMA_DRIVER_RXE;
+	dev->reg_replayed = o2_reg_pairs < 0 ?
+			    dev->ibdev->ops.driver_id == RDMA_DRIVER_RXE :
+			    o2_reg_pairs;
 	if (dev->reg_replayed)
 		pr_info("o2lnd: %s replays local work requests when it retransmits: registrations go as invalidate + register pairs of one key\n",
 			dev_name(&dev->ibdev->dev));

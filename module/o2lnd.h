@@ -110,6 +110,10 @@ extern int o2_peer_credits;
 extern int o2_timeout;
 extern int o2_credits;
 extern int o2_ack_timeout;
+extern int o2_reg_pairs;
+
+/* RC retry count of every connection (rdma_conn_param.retry_count) */
+#define O2_CM_RETRY_COUNT	5
 extern int o2_peer_credits_hiw;
 extern int o2_concurrent_sends;
 extern int o2_ntx;
@@ -453,6 +457,8 @@ struct o2_rx {
  * @tx_queue_rsrvd: requests waiting for a reserved credit
  * @tx_queue_nocred: NOOPs and completions (need no credit)
  * @last_send: jiffies of the last Send posted (keepalive)
+ * @send_progress: jiffies of the last send completion, or of the post
+ *	that found no send in flight (o2_sends_stalled())
  * @keepalives: keepalive NOOPs sent
  * @cred_turn: a credited message goes next if one can (fairness between
  *	the credit-less and the credited queues)
@@ -497,6 +503,7 @@ struct o2_conn {
 	struct list_head tx_queue_rsrvd;
 	struct list_head tx_queue_nocred;
 	unsigned long last_send;
+	unsigned long send_progress;
 	u32 keepalives;
 	bool cred_turn;
 	atomic_t late_sends;

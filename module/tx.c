@@ -234,6 +234,7 @@ static void o2_tx_send_finish(struct o2_tx *tx, enum ib_wc_status status)
 	tx->ibdev = NULL;
 	spin_lock(&conn->lock);
 	o2_credits_complete(&conn->cr, tx->type == O2_MSG_NOOP, tx->wrs);
+	conn->send_progress = jiffies;
 	spin_unlock(&conn->lock);
 
 	trace_o2lnd_tx_completed(conn->ni->nid, conn->peer->nid, tx->type,
@@ -390,8 +391,11 @@ static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
 
 	if (tx->type == O2_TX_INV) {
 		rc = o2_bulk_post_inv(conn, tx);
-		if (!rc)
+		if (!rc) {
+			if (!conn->cr.nposted)
+				conn->send_progress = jiffies;
 			o2_credits_post_local(&conn->cr, tx->wrs);
+		}
 		return rc;
 	}
 	if (tx->reg || tx->rd) {
@@ -426,6 +430,8 @@ static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
 	}
 	trace_o2lnd_tx_posted(conn->ni->nid, conn->peer->nid, tx->type, tx->nob,
 			      0);
+	if (!conn->cr.nposted)
+		conn->send_progress = jiffies;
 	o2_credits_post(&conn->cr, q, noop, tx->wrs);
 	conn->greet = false;
 	conn->last_send = jiffies;
