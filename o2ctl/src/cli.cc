@@ -744,7 +744,11 @@ int run_selftest(Env& env, std::string_view cmd, const Opts& opts,
             << report.fatal_peer.str() << " failed with " << std::strerror(report.fatal_errnum)
             << ", which no retry can cure\n";
   }
-  return report.errors.total == 0 ? kExitOk : kExitFailure;
+  if (report.not_sent != 0) {
+    env.err << "o2ctl: " << cmd << ": " << report.not_sent
+            << " attempts were not sent: the local NI was down (Network is down)\n";
+  }
+  return report.errors.total == 0 && report.not_sent == 0 ? kExitOk : kExitFailure;
 }
 
 int run_selftest_ping(Env& env, const Opts& opts, const Positional& positional) {

@@ -41,7 +41,15 @@ struct WorkerResult {
   ErrorCounts errors;
   std::uint64_t rpcs = 0;
   std::uint64_t rdma = 0;
+  std::uint64_t not_sent = 0;
 };
+
+// The local NI is down: the RPC never left this node.
+bool not_sent_error(int errnum) { return errnum == ENETDOWN; }
+
+// Back-off of a worker whose RPCs cannot be sent: 1 ms, doubling to 200 ms.
+constexpr std::chrono::milliseconds kFirstBackoff{1};
+constexpr std::chrono::milliseconds kMaxBackoff{200};
 
 std::vector<std::uint64_t> to_us(const std::vector<std::uint64_t>& ns) {
   std::vector<std::uint64_t> us;
@@ -194,6 +202,7 @@ PingReport run_rpcs(const RunConfig& config, const RpcFn& rpc) {
   const auto deadline = start + config.duration;
 
   auto worker = [&](WorkerResult& mine) {
+    std::chrono::milliseconds backoff{0};
     while (!stop.load(std::memory_order_relaxed)) {
       std::uint64_t ticket = tickets.fetch_add(1, std::memory_order_relaxed);
       if (config.count ? ticket >= *config.count : Clock::now() >= deadline) {
@@ -203,6 +212,19 @@ PingReport run_rpcs(const RunConfig& config, const RpcFn& rpc) {
       auto t0 = Clock::now();
       RpcOutcome outcome = rpc(peer, ticket);
       auto wall = Clock::now() - t0;
+      if (not_sent_error(outcome.errnum)) {
+        // nothing was sent: not an RPC; wait before trying again, so a
+        // node whose NI is down does not spin
+        ++mine.not_sent;
+        backoff = std::min(kMaxBackoff, backoff.count() == 0 ? kFirstBackoff : 2 * backoff);
+        auto wake = Clock::now() + backoff;
+        if (!config.count && wake > deadline) {
+          wake = deadline;
+        }
+        std::this_thread::sleep_until(wake);
+        continue;
+      }
+      backoff = std::chrono::milliseconds{0};
       ++mine.rpcs;
       if (outcome.errnum == 0) {
         mine.rtt_ns.push_back(static_cast<std::uint64_t>(std::max<std::int64_t>(
@@ -238,6 +260,7 @@ PingReport run_rpcs(const RunConfig& config, const RpcFn& rpc) {
     report.rpcs += r.rpcs;
     report.errors.merge(r.errors);
     report.rdma_rpcs += r.rdma;
+    report.not_sent += r.not_sent;
     rtt.insert(rtt.end(), r.rtt_ns.begin(), r.rtt_ns.end());
     wall.insert(wall.end(), r.wall_ns.begin(), r.wall_ns.end());
     r = WorkerResult{};  // free as we go
@@ -305,6 +328,8 @@ std::string format_text(const PingReport& r) {
   out += "  peers:            " + peers + "\n";
   out += "  from:             " + (r.config.source ? r.config.source->str() : "any") + "\n";
   out += "  rpcs:             " + std::to_string(r.rpcs) + "\n";
+  out += "  not sent:         " + std::to_string(r.not_sent) +
+         (r.not_sent != 0 ? " (the local NI was down)" : "") + "\n";
   out += "  rpc/s:            " + fixed(r.rpc_per_s, 1) + "\n";
   out += "  msg/s:            " + fixed(r.msg_per_s, 1) + "\n";
   if (brw) {
@@ -360,6 +385,7 @@ std::string format_yaml(const PingReport& r) {
   kv(kField, "duration_s", fixed(r.elapsed_s, 3));
   kv(kField, "timeout_ms", std::to_string(r.config.timeout.count()));
   kv(kField, "rpcs", std::to_string(r.rpcs));
+  kv(kField, "not_sent", std::to_string(r.not_sent));
   kv(kField, "rpc_per_s", fixed(r.rpc_per_s, 1));
   kv(kField, "msg_per_s", fixed(r.msg_per_s, 1));
   if (brw) {

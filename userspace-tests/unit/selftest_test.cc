@@ -177,6 +177,41 @@ TEST(SelftestRun, AFatalErrorStopsTheRunEarly) {
   EXPECT_EQ(r.ok, 0U);
 }
 
+TEST(SelftestRun, ALocalNiDownIsNotAnRpcAndTheWorkersBackOff) {
+  PingConfig c = two_peers(4, std::nullopt);
+  c.duration = milliseconds(400);
+  std::atomic<int> calls{0};
+  PingReport r = run_ping(c, [&](Nid) {
+    ++calls;
+    return PingOutcome{ENETDOWN, {}};
+  });
+  EXPECT_EQ(r.rpcs, 0U) << "attempts that were never sent are not RPCs";
+  EXPECT_EQ(r.errors.total, 0U);
+  EXPECT_EQ(r.not_sent, static_cast<std::uint64_t>(calls.load()));
+  // 1, 2, 4 ... 200 ms between tries: ~10 per worker in 0.4 s, where a
+  // spinning worker makes tens of thousands
+  EXPECT_LE(calls.load(), 4 * 14) << "the workers did not back off";
+  EXPECT_GE(r.elapsed_s, 0.4);
+  EXPECT_LT(r.elapsed_s, 1.5) << "a back-off never sleeps past the end of the run";
+}
+
+TEST(SelftestRun, TheBackOffEndsWithTheFirstRpcSentAgain) {
+  PingConfig c = two_peers(1, std::nullopt);
+  c.duration = milliseconds(300);
+  std::atomic<int> calls{0};
+  PingReport r = run_ping(c, [&](Nid) {
+    // the NI is down for the first 6 attempts (63 ms of back-off), then up
+    if (++calls <= 6) {
+      return PingOutcome{ENETDOWN, {}};
+    }
+    std::this_thread::sleep_for(milliseconds(1));
+    return PingOutcome{0, std::chrono::microseconds(1000)};
+  });
+  EXPECT_EQ(r.not_sent, 6U);
+  EXPECT_GT(r.rpcs, 20U) << "back to full speed once the NI is up";
+  EXPECT_EQ(r.ok, r.rpcs);
+}
+
 TEST(SelftestFormat, YamlHasTheSchemaAndTextHasEveryFigure) {
   PingReport r;
   r.config = two_peers(8, std::nullopt);
@@ -201,6 +236,7 @@ TEST(SelftestFormat, YamlHasTheSchemaAndTextHasEveryFigure) {
             "    duration_s: 10.000\n"
             "    timeout_ms: 0\n"
             "    rpcs: 1234\n"
+            "    not_sent: 0\n"
             "    rpc_per_s: 123.4\n"
             "    msg_per_s: 246.0\n"
             "    latency_us:\n"
@@ -500,6 +536,7 @@ TEST(SelftestBrw, YamlAndTextOfABrwReport) {
             "    duration_s: 2.000\n"
             "    timeout_ms: 0\n"
             "    rpcs: 100\n"
+            "    not_sent: 0\n"
             "    rpc_per_s: 50.0\n"
             "    msg_per_s: 97.0\n"
             "    mib_per_s: 3.0\n"

@@ -118,6 +118,8 @@ struct PingReport {
   double elapsed_s = 0;         // wall time of the whole run
   std::uint64_t rpcs = 0;       // pings finished, failed ones included
   std::uint64_t ok = 0;         // pings answered
+  std::uint64_t not_sent = 0;   // attempts refused before anything was sent (ENETDOWN: the
+                                // local NI is down); not RPCs: the worker backs off instead
   double rpc_per_s = 0;         // rpcs / elapsed_s
   double msg_per_s = 0;         // 2 LNet messages (GET + REPLY, PUT + ACK) per answered RPC
   double mib_per_s = 0;         // brw: ok * size / 2^20 / elapsed_s

@@ -597,6 +597,7 @@ inline Shape selftest(const std::string& yaml) {
                     {"duration_s", Kind::kNumber},
                     {"timeout_ms", Kind::kInt},
                     {"rpcs", Kind::kInt},
+                    {"not_sent", Kind::kInt},
                     {"rpc_per_s", Kind::kNumber},
                     {"msg_per_s", Kind::kNumber},
                     {"latency_us", Kind::kMap},
