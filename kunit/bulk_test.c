@@ -126,7 +126,27 @@ static void completion_status_is_swabbed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, m.status, -ENOMEM);
 }
 
+static void peer_statuses_never_read_as_local_hopeless_errors(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, o2_remote_status(0), 0);
+	/* data and transport failures keep their class */
+	KUNIT_EXPECT_EQ(test, o2_remote_status(-EBADMSG), -EBADMSG);
+	KUNIT_EXPECT_EQ(test, o2_remote_status(-ETIMEDOUT), -ETIMEDOUT);
+	KUNIT_EXPECT_EQ(test, o2_remote_status(-ENOMEM), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, o2_remote_status(-ECONNABORTED), -ECONNABORTED);
+	/* the peer's device or arguments are not ours */
+	KUNIT_EXPECT_EQ(test, o2_remote_status(-ENODEV), -EREMOTEIO);
+	KUNIT_EXPECT_EQ(test, o2_remote_status(-ENETDOWN), -EREMOTEIO);
+	KUNIT_EXPECT_EQ(test, o2_remote_status(-EINVAL), -EREMOTEIO);
+	KUNIT_EXPECT_EQ(test, o2_remote_status(-EPERM), -EREMOTEIO);
+	/* nonsense */
+	KUNIT_EXPECT_EQ(test, o2_remote_status(1), -EPROTO);
+	KUNIT_EXPECT_EQ(test, o2_remote_status(-MAX_ERRNO - 1), -EPROTO);
+	KUNIT_EXPECT_EQ(test, o2_remote_status(S64_MIN), -EPROTO);
+}
+
 static struct kunit_case o2_bulk_cases[] = {
+	KUNIT_CASE(peer_statuses_never_read_as_local_hopeless_errors),
 	KUNIT_CASE(good_descriptor_in_either_byte_order),
 	KUNIT_CASE(bad_descriptors_are_refused),
 	KUNIT_CASE(short_bodies_are_refused),

@@ -229,19 +229,17 @@ fail:
 }
 
 /*
- * DMA-map @b on @ibdev and take an MR for it.  Return: 0, -ENOMEM (no MR
- * free: the pool is exhausted), or an errno.
+ * DMA-map @b on @dev, whose users reference it takes over, and take an
+ * MR for it.  Return: 0, -ENOMEM (no MR free: the pool is exhausted),
+ * or an errno.
  */
-static int o2_bulk_map_dev(struct o2_bulk *b, struct ib_device *ibdev)
+static int o2_bulk_map_on(struct o2_bulk *b, struct o2_dev *dev)
 {
-	struct o2_dev *dev;
 	int n;
 
-	if (!ibdev)
-		return -ENODEV;
-	dev = o2_dev_get(ibdev);
+	/* a device being removed: for the NI, the network is down */
 	if (IS_ERR(dev))
-		return PTR_ERR(dev);
+		return PTR_ERR(dev) == -ENODEV ? -ENETDOWN : PTR_ERR(dev);
 	b->dev = dev;
 	b->nents = ib_dma_map_sg(dev->ibdev, b->sgt.sgl, b->sgt.orig_nents,
 				 DMA_BIDIRECTIONAL);
@@ -264,7 +262,7 @@ static int o2_bulk_map_dev(struct o2_bulk *b, struct ib_device *ibdev)
 
 static int o2_bulk_map(struct o2_bulk *b, struct o2_conn *conn)
 {
-	return o2_bulk_map_dev(b, conn->dev->ibdev);
+	return o2_bulk_map_on(b, o2_dev_get(conn->dev->ibdev));
 }
 
 /* ---- the waiting table ---- */
@@ -343,7 +341,13 @@ static void o2_bulk_finish(struct o2_bulk *b, int status)
 		atomic64_inc(&ni->stats.bulk_errors);
 	else if (b->kind == O2_BULK_PUT_SRC || b->kind == O2_BULK_GET_SRC)
 		atomic64_add(b->nob, &ni->stats.rdma_bytes);
-	o2_bulk_unmap(b);
+	/*
+	 * A failed exchange stays mapped until its release: a work request
+	 * of a closing conn, or the peer through a still valid MR, may still
+	 * reach its pages.
+	 */
+	if (!status)
+		o2_bulk_unmap(b);
 	if (b->rtr) {
 		struct o2_rtr_msg *m = b->rtr;
 
@@ -944,12 +948,13 @@ static int o2_bulk_rx_completion(struct o2_conn *conn, u8 type,
 		return -EPROTO;
 	}
 	if (type == O2_MSG_PUT_NAK) {
-		o2_bulk_finish(b, m->status < 0 ? m->status : -EIO);
+		o2_bulk_finish(b, m->status < 0 ? o2_remote_status(m->status) :
+						  -EIO);
 		o2_bulk_put(b);
 		return 0;
 	}
 	if (m->status < 0)
-		b->status = m->status;
+		b->status = o2_remote_status(m->status);
 	else if (type == O2_MSG_GET_DONE && m->status != b->nob)
 		b->status = -EPROTO;
 	/* the peer is done with our memory: invalidate, then finish */
@@ -1000,7 +1005,8 @@ int o2_bulk_rx(struct o2_conn *conn, u8 type, void *body, u32 len,
 /*
  * Fail the waiting exchanges of @conn (if not NULL), or those past their
  * deadline at @now, or all of them (@all), with @error.  Their MRs may
- * still be valid for the peer: they are recovered.
+ * still be valid for the peer: they are recovered, once no work request
+ * can touch them any more.
  */
 static void o2_bulk_fail_waiting(struct o2_conn *conn, unsigned long now,
 				 bool all, int error)
@@ -1019,7 +1025,12 @@ static void o2_bulk_fail_waiting(struct o2_conn *conn, unsigned long now,
 	spin_unlock(&o2_bulk_lock);
 	list_for_each_entry_safe(b, tmp, &dead, list) {
 		list_del_init(&b->list);
-		o2_bulk_drop_mr(b, false);
+		/*
+		 * The MR stays until the last reference goes (o2_bulk_release()
+		 * recovers it): a tx still posted on a closing conn may have a
+		 * LOCAL_INV, REG_MR or RDMA WRITE of it in the send queue, which
+		 * the device executes or flushes later.
+		 */
 		o2_bulk_finish(b, error);
 		o2_bulk_put(b);
 	}
@@ -1062,7 +1073,7 @@ bool o2_bulk_lnet_ack(u64 cookie, u64 from, u64 match_bits, u32 mlength)
 {
 	struct o2_brw_req *r;
 	bool found = false;
-	int status = (int)(s64)match_bits;
+	int status = o2_remote_status((s64)match_bits);
 
 	spin_lock(&o2_bulk_lock);
 	list_for_each_entry(r, &o2_brws, list)
@@ -1072,8 +1083,6 @@ bool o2_bulk_lnet_ack(u64 cookie, u64 from, u64 match_bits, u32 mlength)
 	spin_unlock(&o2_bulk_lock);
 	if (!found)
 		return false;
-	if (status > 0 || status < -MAX_ERRNO)
-		status = -EPROTO;
 	o2_brw_update(cookie, status, false, true);
 	return true;
 }
@@ -1264,7 +1273,7 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 	} else {
 		struct o2_get_msg *m;
 
-		rc = o2_bulk_map_dev(b, READ_ONCE(ni->listen_dev));
+		rc = o2_bulk_map_on(b, o2_ni_get_dev(ni));
 		tx = rc ? NULL : o2_bulk_tx(ni, O2_MSG_GET_REQ, b,
 					    sizeof(*m) +
 					    sizeof(m->rd.frags[0]));

@@ -18,6 +18,8 @@
  *     wait without a conn once its reconnect delay (a reject's retry
  *     delay or the backoff after a failed connect) has expired.  Only
  *     connd starts a reconnect, so attempts to a peer never overlap.
+ *     Once a second it also attaches NIs whose RDMA device went away to
+ *     a device serving their interface again (o2_nis_reattach()).
  *
  * o2_reap_wq (unordered, WQ_MEM_RECLAIM) runs the teardown of every
  * closed conn: rdma_disconnect -> ib_drain_qp -> fail unposted txs ->
@@ -295,9 +297,19 @@ close:
 
 static void o2_connd_scan_fn(struct work_struct *work)
 {
+	static unsigned int pass;
 	struct o2_ni *ni;
 	int i;
 
+	/* once a second: NIs whose device went away try to attach again */
+	if (++pass % (HZ / O2_SCAN_INTERVAL) == 0) {
+		list_for_each_entry(ni, &o2_nis, list) {
+			if (READ_ONCE(ni->detached)) {
+				o2_nis_reattach();
+				break;
+			}
+		}
+	}
 	o2_bulk_expire(jiffies, false);
 	o2_rtr_expire(jiffies, false);
 	list_for_each_entry(ni, &o2_nis, list) {

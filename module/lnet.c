@@ -932,7 +932,10 @@ void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out)
 	out->cksum = o2_cksum_param;
 	out->rdma_bytes = atomic64_read(&ni->stats.rdma_bytes);
 	out->bulk_errors = atomic64_read(&ni->stats.bulk_errors);
-	o2_dev_mr_stats(READ_ONCE(ni->listen_dev), out);
+	mutex_lock(&o2_nis_mutex);
+	if (ni->dev)
+		o2_dev_mr_stats(ni->dev->ibdev, out);
+	mutex_unlock(&o2_nis_mutex);
 }
 
 /* ---- NI setup and teardown ---- */
@@ -1049,10 +1052,16 @@ static int o2_ifaddr(const char *ifname, __be32 *addr)
 	return rc;
 }
 
-static int o2_ni_listen(struct o2_ni *ni)
+/*
+ * Listen on @ni's address and take its device.  @quiet: a retry of a
+ * detached NI (o2_nis_reattach()), which logs nothing while no device
+ * serves the interface.  Caller holds o2_nis_mutex, or is starting.
+ */
+static int o2_ni_listen(struct o2_ni *ni, bool quiet)
 {
 	struct sockaddr_in sin = {};
 	struct rdma_cm_id *id;
+	struct o2_dev *dev;
 	char nid[O2_NIDSTR_SIZE];
 	int rc;
 
@@ -1069,6 +1078,8 @@ static int o2_ni_listen(struct o2_ni *ni)
 	rc = rdma_bind_addr(id, (struct sockaddr *)&sin);
 	if (!rc && !id->device)
 		rc = -ENODEV;
+	if (quiet && rc)
+		goto err;
 	if (rc == -ENODEV || rc == -EADDRNOTAVAIL) {
 		pr_err("o2lnd: %s: no RDMA device for %pI4 (%s): %d\n",
 		       ni->net, &ni->addr, ni->ifname, rc);
@@ -1081,11 +1092,17 @@ static int o2_ni_listen(struct o2_ni *ni)
 	}
 	rc = rdma_listen(id, 256);
 	if (rc) {
-		pr_err("o2lnd: %s: cannot listen on %pI4:%d: %d\n", ni->net,
-		       &ni->addr, o2_service, rc);
+		pr_err_ratelimited("o2lnd: %s: cannot listen on %pI4:%d: %d\n",
+				   ni->net, &ni->addr, o2_service, rc);
 		goto err;
 	}
-	ni->listen_dev = id->device;
+	dev = o2_dev_get(id->device);
+	if (IS_ERR(dev)) {
+		rc = PTR_ERR(dev);
+		goto err;
+	}
+	ni->dev = dev;
+	WRITE_ONCE(ni->listen_dev, id->device);
 	strscpy(ni->devname, dev_name(&id->device->dev), sizeof(ni->devname));
 	ni->listen_id = id;
 	pr_info("o2lnd: NI %s on %s (%s), listening on port %d\n",
@@ -1132,7 +1149,7 @@ static int o2_ni_create(const struct o2_ni_spec *spec, u32 index)
 	ni->stamp = ktime_get_real_ns();
 	o2_net_format(spec->net, ni->net, sizeof(ni->net));
 	strscpy(ni->ifname, spec->ifname, sizeof(ni->ifname));
-	rc = o2_ni_listen(ni);
+	rc = o2_ni_listen(ni, false);
 	if (rc) {
 		kfree(ni);
 		return rc;
@@ -1189,6 +1206,60 @@ static void o2_ni_stop_listening(struct o2_ni *ni)
 	WRITE_ONCE(ni->listen_id, NULL);
 	if (id)
 		rdma_destroy_id(id);
+	WRITE_ONCE(ni->listen_dev, NULL);
+	if (ni->dev) {
+		o2_dev_put(ni->dev);
+		ni->dev = NULL;
+	}
+}
+
+/**
+ * o2_ni_get_dev() - the device of @ni, for a new registration
+ * @ni: the NI
+ *
+ * Return: the o2_dev with a users reference (o2_dev_put() it), or
+ * ERR_PTR(-ENETDOWN) while the NI has no device.
+ */
+struct o2_dev *o2_ni_get_dev(struct o2_ni *ni)
+{
+	struct o2_dev *dev = ERR_PTR(-ENETDOWN);
+
+	mutex_lock(&o2_nis_mutex);
+	if (ni->dev) {
+		dev = ni->dev;
+		atomic_inc(&dev->users);
+	}
+	mutex_unlock(&o2_nis_mutex);
+	return dev;
+}
+
+/**
+ * o2_nis_reattach() - attach detached NIs to a device serving their
+ *	interface again
+ *
+ * An NI whose RDMA device went away (o2_ni_device_removed()) is
+ * retried by connd once a second: when a device (the same one added
+ * back, or a new one on the interface) answers for the NI's address,
+ * it listens again and goes up.  Its peers reconnect on demand.  Sleeps.
+ */
+void o2_nis_reattach(void)
+{
+	char nid[O2_NIDSTR_SIZE];
+	struct o2_ni *ni;
+
+	mutex_lock(&o2_nis_mutex);
+	list_for_each_entry(ni, &o2_nis, list) {
+		if (!ni->detached || READ_ONCE(ni->shutdown) || ni->listen_id)
+			continue;
+		if (o2_ni_listen(ni, true))
+			continue;
+		ni->detached = false;
+		WRITE_ONCE(ni->up, true);
+		pr_info("o2lnd: %s: NI %s up again on %s (%s)\n", ni->net,
+			o2_nid_format(ni->nid, nid, sizeof(nid)), ni->devname,
+			ni->ifname);
+	}
+	mutex_unlock(&o2_nis_mutex);
 }
 
 /* Close every conn of @ni (or only those on @ibdev when non-NULL). */
@@ -1206,8 +1277,7 @@ static void o2_ni_close_conns(struct o2_ni *ni, struct ib_device *ibdev,
 			list_for_each_entry(conn, &peer->conns, peer_list) {
 				struct o2_dev *dev = READ_ONCE(conn->dev);
 
-				if (ibdev && ni->listen_dev != ibdev &&
-				    (!dev || dev->ibdev != ibdev))
+				if (ibdev && (!dev || dev->ibdev != ibdev))
 					continue;
 				kref_get(&conn->ref);
 				found = conn;
@@ -1250,14 +1320,16 @@ void o2_ni_device_removed(struct ib_device *ibdev)
 	mutex_lock(&o2_nis_mutex);
 	list_for_each_entry(ni, &o2_nis, list) {
 		if (ni->listen_dev == ibdev && ni->listen_id) {
-			pr_warn("o2lnd: %s: RDMA device %s removed, NI down\n",
-				ni->net, ni->devname);
+			pr_warn("o2lnd: %s: RDMA device %s removed, NI down until a device serves %s again\n",
+				ni->net, ni->devname, ni->ifname);
 			o2_ni_stop_listening(ni);
+			ni->detached = !READ_ONCE(ni->shutdown);
 		}
 	}
 	mutex_unlock(&o2_nis_mutex);
+	/* every conn of a detached NI, and the others' on @ibdev */
 	list_for_each_entry(ni, &o2_nis, list)
-		o2_ni_close_conns(ni, ibdev, -ENODEV);
+		o2_ni_close_conns(ni, ni->detached ? NULL : ibdev, -ENODEV);
 }
 
 /* The NI of a NET_SHOW index (1..), or NULL. */

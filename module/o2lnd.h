@@ -262,7 +262,11 @@ struct o2_bulk {
  * @addr: IPv4 address (network order)
  * @stamp: incarnation (ktime_get_real_ns() at start)
  * @listen_id: listening cm_id, NULL once destroyed
- * @listen_dev: RDMA device the listener is bound to
+ * @listen_dev: RDMA device the listener is bound to (NULL while detached)
+ * @dev: the o2_dev of @listen_dev, a users reference held while attached
+ *	(o2_nis_mutex)
+ * @detached: its RDMA device went away; connd attaches the NI again
+ *	(o2_nis_reattach()) once a device serves its interface
  * @lock: peer table, peers and their conn lists
  * @peers: peer table keyed by NID
  * @up: accepting connections
@@ -291,6 +295,8 @@ struct o2_ni {
 	u64 stamp;
 	struct rdma_cm_id *listen_id;
 	struct ib_device *listen_dev;
+	struct o2_dev *dev;
+	bool detached;
 	spinlock_t lock;	/* peer table, peers, peer conn lists */
 	DECLARE_HASHTABLE(peers, 6);
 	bool up;
@@ -701,6 +707,8 @@ int o2_nis_start(const char *networks);
 void o2_nis_stop(void);
 void o2_nis_free(void);
 void o2_ni_device_removed(struct ib_device *ibdev);
+void o2_nis_reattach(void);
+struct o2_dev *o2_ni_get_dev(struct o2_ni *ni);
 int o2_peer_show(u32 ni_index, u32 index, struct o2lnd_ioc_peer *out);
 int o2_conn_show(u32 ni_index, u32 index, struct o2lnd_ioc_conn *out);
 int o2_peer_close(u64 nid, u64 local_nid, u32 *closed);

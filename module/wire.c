@@ -408,3 +408,35 @@ int o2_bulk_body_unpack(u8 type, void *body, u32 len, bool flip,
 		return -EPROTO;
 	}
 }
+
+/**
+ * o2_remote_status() - a result the peer reported, as our status
+ * @status: from the wire (an LNet ACK's match_bits, a completion's status)
+ *
+ * A peer's errno describes the peer's own trouble: passed on as it is it
+ * would read as ours (a peer whose device went away answers -ENODEV,
+ * which here would mean that our device is gone).  Data and transport
+ * failures keep their value; what names a local resource or a bad
+ * argument becomes -EREMOTEIO; nonsense becomes -EPROTO.
+ *
+ * Return: 0 or a negative errno.
+ */
+int o2_remote_status(s64 status)
+{
+	if (status > 0 || status < -MAX_ERRNO)
+		return -EPROTO;
+	switch (-status) {
+	case EINVAL:
+	case EPERM:
+	case EACCES:
+	case ENOTTY:
+	case EFAULT:
+	case EBADF:
+	case ENODEV:
+	case ENXIO:
+	case ENETDOWN:
+		return -EREMOTEIO;
+	default:
+		return status;
+	}
+}

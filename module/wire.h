@@ -296,6 +296,7 @@ u8 o2_connparams_check(const struct o2_connparams *peer,
 		       const struct o2_connparams *ours);
 bool o2_race_we_win(u64 our_nid, u64 peer_nid);
 u8 o2_credits_return(int outstanding);
+int o2_remote_status(s64 status);
 int o2_bulk_body_unpack(u8 type, void *body, u32 len, bool flip,
 			u32 max_frags, u32 max_nob, u32 *rd_nob);
 int o2_credits_grant(int credits, int grant, int queue_depth);

@@ -1,0 +1,357 @@
+// Real faults (issue 16): what a fabric does to o2lnd, not what o2lnd's own
+// fault framework injects.  Two guests (`two`: g1 eth0 192.168.1.1 <-> g2
+// eth0 192.168.1.2, rxe0 on each eth0; siw0 with O2_TRANSPORT=siw), the
+// module at timeout=20 as a user would load it, and under checked traffic
+// (`o2ctl selftest brw --check`, every byte verified at the far end):
+//
+//   - netem packet loss on one side and on both, duplication and
+//     reordering: each window of traffic must complete RPCs (progress) with
+//     no verify error; up to 1% loss no RPC may fail at all (a lossy link
+//     costs throughput, not RPCs); afterwards the link is at once usable;
+//   - the RDMA device deleted and added back (`rdma link delete/add`, what
+//     an mlx5 firmware reset or a driver reload does) on the receiver, then
+//     on the sender, three times: the NI goes down, then up again by itself
+//     and carries verified traffic, without a reload;
+//   - the module unloaded while its device is gone;
+//   - the selftest client while its NI is down: it backs off and reports
+//     the attempts as not sent, it does not spin.
+//
+// Every test ends with the module unloaded and every QP and cm_id freed
+// (the fixture also checks that no kernel report appeared).  A link flap
+// (`ip link set eth0 down/up`) is not here: Debian 6.1's rxe itself stops
+// carrying RDMA CM traffic after one (rping fails with o2lnd unloaded).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "fixture.h"
+#include <yaml-cpp/yaml.h>
+
+namespace o2it {
+namespace {
+
+constexpr const char* kG1 = "192.168.1.1@o2ib0";
+constexpr const char* kG2 = "192.168.1.2@o2ib0";
+constexpr const char* kNet = "o2ib0(eth0)";
+constexpr const char* kParams = "timeout=20";
+constexpr int kWindowS = 3;  // one window of traffic: must complete RPCs
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string fmt1(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.1f", v);
+  return b;
+}
+
+// `o2ctl selftest ... -y`, the figures a fault test looks at.
+struct Window {
+  bool parsed = false;
+  std::string what, out;
+  int64_t rpcs = -1, errors = -1, expired = -1, verify = -1, not_sent = -1;
+  double rpc_per_s = 0, mib_per_s = 0;
+  [[nodiscard]] std::string str() const {
+    return what + ": " + std::to_string(rpcs) + " rpcs (" + fmt1(rpc_per_s) + "/s, " +
+           fmt1(mib_per_s) + " MiB/s), errors " + std::to_string(errors) + " (expired " +
+           std::to_string(expired) + ", verify " + std::to_string(verify) + "), not sent " +
+           std::to_string(not_sent);
+  }
+};
+
+Window parse_window(const std::string& what, const RunResult& r) {
+  Window w;
+  w.what = what;
+  w.out = r.out;
+  size_t p = r.out.find("selftest:");
+  if (p == std::string::npos) return w;
+  // o2ctl's own lines on stderr ("o2ctl: ...") come with the YAML
+  std::string yaml;
+  for (const auto& l : lines_of(r.out.substr(p))) {
+    if (l.rfind("o2ctl:", 0) != 0) yaml += l + "\n";
+  }
+  try {
+    YAML::Node st = YAML::Load(yaml)["selftest"];
+    w.rpcs = st["rpcs"].as<int64_t>();
+    w.not_sent = st["not_sent"] ? st["not_sent"].as<int64_t>() : 0;
+    w.rpc_per_s = st["rpc_per_s"].as<double>();
+    w.mib_per_s = st["mib_per_s"] ? st["mib_per_s"].as<double>() : 0;
+    w.errors = st["errors"]["total"].as<int64_t>();
+    w.expired = st["errors"]["expired"].as<int64_t>();
+    w.verify = st["errors"]["verify"] ? st["errors"]["verify"].as<int64_t>() : 0;
+    w.parsed = true;
+  } catch (const std::exception&) {
+    w.parsed = false;
+  }
+  return w;
+}
+
+O2_SUITE_CLASS(
+    RealFaults, "two",
+    // Each test leaves both links clean and both devices present, whatever
+    // it did, so the next one (and the fixture's unload) starts from there.
+    void TearDown() override {
+      if (bed().tb() != nullptr) {
+        for (const char* n : {"g1", "g2"}) {
+          Guest& g = guest(n);
+          if (!g.alive()) continue;
+          run(g, "tc qdisc del dev eth0 root 2>/dev/null; true", 30);
+          run(g, restore_device_cmd(), 30);
+        }
+      }
+      TopologyTest::TearDown();
+    }
+
+    // A command that waits (up to `seconds`) for the o2ib NI of `g` to show
+    // `status` in `o2ctl net show`.
+    static std::string wait_ni_cmd(Guest& g, const std::string& status, int seconds) {
+      const std::string nid = g.name() == "g1" ? kG1 : kG2;
+      return "for i in $(seq " + std::to_string(seconds * 4) + "); do " + o2ctl_path() +
+             " net show | grep -A1 'nid: " + nid + "' | grep -q 'status: " + status +
+             "' && exit 0; sleep 0.25; done; exit 1";
+    }
+
+    static std::string restore_device_cmd() {
+      const std::string dev = rdma_dev(0);
+      return "rdma link show " + dev + "/1 >/dev/null 2>&1 || rdma link add " + dev + " type " +
+             transport() + " netdev eth0";
+    }
+
+    void load_both() {
+      for (const char* n : {"g1", "g2"}) {
+        RunResult r = insmod_with(guest(n), kNet, kParams);
+        ASSERT_TRUE(r.ok()) << n << ": " << r.out << bed().test_log();
+      }
+      expect_ping_ok(guest("g1"), kG2, "--timeout 20");
+      expect_ping_ok(guest("g2"), kG1, "--timeout 20");
+    }
+
+    // One window of checked traffic g1 -> g2: `op` is "ping" or
+    // "brw write|read --size S".
+    Window window(const std::string& op, int seconds = kWindowS, int concurrency = 4) {
+      const bool brw = op.rfind("brw", 0) == 0;
+      RunResult r =
+          o2ctl(guest("g1"),
+                "selftest " + op + " " + kG2 + (brw ? " --check" : "") + " --concurrency " +
+                    std::to_string(concurrency) + " --duration " + std::to_string(seconds) + " -y",
+                seconds + 120);
+      return parse_window(op, r);
+    }
+
+    // The windows every loss level runs, each must make progress and verify
+    // clean; with `lossless_rpcs` (<= 1% loss) no RPC may fail either.
+    void expect_windows(const std::string& level, const std::vector<std::string>& ops,
+                        bool lossless_rpcs) {
+      for (const auto& op : ops) {
+        Window w = window(op);
+        ASSERT_TRUE(w.parsed) << level << ", " << op << ": no selftest report:\n" << w.out;
+        std::string name = level + " " + op;
+        for (char& c : name) {
+          if (c == ' ' || c == '%' || c == '-') c = '_';
+        }
+        figure(name + "_rpc_per_s", fmt1(w.rpc_per_s));
+        figure(name + "_errors", std::to_string(w.errors));
+        EXPECT_GT(w.rpcs, 0) << level << ": no RPC completed in a " << kWindowS
+                             << " s window: " << w.str();
+        EXPECT_EQ(w.verify, 0) << level << ": data arrived corrupted: " << w.str();
+        if (lossless_rpcs) {
+          EXPECT_EQ(w.errors, 0) << level << ": RPCs failed on a lossy but working link: "
+                                 << w.str();
+        }
+      }
+    }
+
+    // After a fault: pings both ways at once, a clean checked window, and
+    // no MR left registered once idle.
+    void expect_healed(const std::string& after) {
+      for (const char* n : {"g1", "g2"}) {
+        EXPECT_TRUE(run(guest(n), wait_ni_cmd(guest(n), "up", 20), 60).ok())
+            << n << ": the NI is not up 20 s after " << after;
+      }
+      RunResult p1 = o2ctl(guest("g1"), std::string("ping ") + kG2 + " --timeout 10", 60);
+      EXPECT_TRUE(p1.ok()) << "after " << after << ": the first ping g1 -> g2 failed:\n" << p1.out;
+      RunResult p2 = o2ctl(guest("g2"), std::string("ping ") + kG1 + " --timeout 10", 60);
+      EXPECT_TRUE(p2.ok()) << "after " << after << ": the first ping g2 -> g1 failed:\n" << p2.out;
+      Window w = window("brw write --size 64K", 2);
+      EXPECT_TRUE(w.parsed && w.rpcs > 0 && w.errors == 0)
+          << "after " << after << ": traffic is not clean again: " << w.str() << "\n"
+          << w.out;
+      for (const char* n : {"g1", "g2"}) {
+        RunResult mr = run(guest(n),
+                           "for i in $(seq 40); do u=$(" + o2ctl_path() +
+                               " net show -v | awk '/mr_pool:/ {p=1} p && /used:/ {s+=$2; p=0} END {print s+0}'); "
+                               "[ \"$u\" = 0 ] && break; sleep 0.25; done; echo $u",
+                           60);
+        EXPECT_EQ(mr.out.substr(0, mr.out.find('\n')), "0")
+            << n << ": MRs still in use after " << after << " (net show -v):\n"
+            << mr.out;
+      }
+    }
+
+    // Deletes the RDMA device of `g` and adds it back, `cycles` times,
+    // under a background checked brw write g1 -> g2; after each add the NI
+    // must be up again by itself and carry a ping.
+    void device_cycles(Guest& g, const std::string& side, int cycles) {
+      const std::string dev = rdma_dev(0);
+      Guest& g1 = guest("g1");
+      ASSERT_TRUE(run(g1,
+                      "rm -f /tmp/rf-bg.log /tmp/rf-bg.done; (" + o2ctl_path() +
+                          " selftest brw write " + kG2 +
+                          " --size 64K --check --concurrency 4 --duration " +
+                          std::to_string(cycles * 8 + 6) +
+                          " -y > /tmp/rf-bg.log 2>&1; touch /tmp/rf-bg.done) >/dev/null 2>&1 &",
+                      30)
+                      .ok());
+      usleep(2 * 1000 * 1000);
+      for (int c = 1; c <= cycles; c++) {
+        const std::string at = side + ", cycle " + std::to_string(c);
+        ASSERT_TRUE(run(g, "rdma link delete " + dev, 60).ok()) << at;
+        // the NI goes down: its sends fail with ENETDOWN
+        RunResult down = run(g, wait_ni_cmd(g, "down", 10), 60);
+        EXPECT_TRUE(down.ok()) << at << ": the NI did not go down with its device";
+        usleep(2 * 1000 * 1000);
+        ASSERT_TRUE(run(g, restore_device_cmd(), 60).ok()) << at;
+        auto t0 = std::chrono::steady_clock::now();
+        RunResult up = run(g, wait_ni_cmd(g, "up", 20), 60);
+        EXPECT_TRUE(up.ok()) << at << ": the NI did not come back up within 20 s";
+        figure(side + "_cycle" + std::to_string(c) + "_ni_up_s", fmt1(since(t0)));
+        bool ok = false;
+        for (int i = 0; i < 6 && !ok; i++) {
+          ok = o2ctl(g1, std::string("ping ") + kG2 + " --timeout 5", 30).ok();
+        }
+        EXPECT_TRUE(ok) << at << ": no ping g1 -> g2 got through after the device came back";
+        figure(side + "_cycle" + std::to_string(c) + "_ping_s", fmt1(since(t0)));
+      }
+      RunResult bg = run(g1,
+                         "for i in $(seq 240); do [ -e /tmp/rf-bg.done ] && break; sleep 0.5; "
+                         "done; cat /tmp/rf-bg.log",
+                         150);
+      Window w = parse_window("background brw write 64K", bg);
+      ASSERT_TRUE(w.parsed) << "the background selftest gave no report:\n" << bg.out;
+      figure(side + "_background_rpcs", std::to_string(w.rpcs));
+      figure(side + "_background_errors", std::to_string(w.errors));
+      EXPECT_GT(w.rpcs, 0) << w.str();
+      EXPECT_EQ(w.verify, 0) << "data arrived corrupted across the device cycles: " << w.str();
+    });
+
+TEST_F(RealFaults, LossOnTheReceiverCostsThroughputNotRpcs) {
+  ASSERT_NO_FATAL_FAILURE(load_both());
+  Guest& g2 = guest("g2");
+  RunResult netem = run(g2, "modprobe sch_netem", 30);
+  if (!netem.ok()) GTEST_SKIP() << "no sch_netem in this kernel: " << netem.out;
+  Window clean = window("brw write --size 64K");
+  figure("lossless_brw_write_64K_rpc_per_s", fmt1(clean.rpc_per_s));
+  struct Level {
+    const char* loss;
+    bool lossless_rpcs;
+    std::vector<std::string> ops;
+  };
+  const std::vector<Level> levels = {
+      {"0.1%", true, {"brw write --size 64K", "brw read --size 64K", "brw read --size 1M"}},
+      {"1%",
+       true,
+       {"ping", "brw write --size 4K", "brw read --size 4K", "brw write --size 64K",
+        "brw read --size 64K", "brw write --size 1M", "brw read --size 1M"}},
+      {"5%", false, {"ping", "brw write --size 4K", "brw read --size 64K", "brw write --size 1M"}},
+  };
+  for (const auto& l : levels) {
+    SCOPED_TRACE(std::string("netem loss ") + l.loss + " on g2");
+    ASSERT_TRUE(
+        run(g2, std::string("tc qdisc replace dev eth0 root netem loss ") + l.loss, 30).ok());
+    ASSERT_NO_FATAL_FAILURE(
+        expect_windows(std::string("loss ") + l.loss, l.ops, l.lossless_rpcs));
+    ASSERT_TRUE(run(g2, "tc qdisc del dev eth0 root", 30).ok());
+    expect_healed(std::string("loss ") + l.loss);
+  }
+}
+
+TEST_F(RealFaults, LossOnBothSidesCostsThroughputNotRpcs) {
+  ASSERT_NO_FATAL_FAILURE(load_both());
+  for (const char* n : {"g1", "g2"}) {
+    RunResult netem = run(guest(n), "modprobe sch_netem", 30);
+    if (!netem.ok()) GTEST_SKIP() << "no sch_netem in this kernel: " << netem.out;
+    ASSERT_TRUE(run(guest(n), "tc qdisc replace dev eth0 root netem loss 1%", 30).ok());
+  }
+  ASSERT_NO_FATAL_FAILURE(expect_windows(
+      "loss 1% both",
+      {"ping", "brw write --size 64K", "brw read --size 64K", "brw write --size 1M"}, true));
+  for (const char* n : {"g1", "g2"}) run(guest(n), "tc qdisc del dev eth0 root", 30);
+  expect_healed("1% loss on both sides");
+}
+
+TEST_F(RealFaults, DuplicatedAndReorderedPacketsLoseNothing) {
+  ASSERT_NO_FATAL_FAILURE(load_both());
+  Guest& g2 = guest("g2");
+  RunResult netem = run(g2, "modprobe sch_netem", 30);
+  if (!netem.ok()) GTEST_SKIP() << "no sch_netem in this kernel: " << netem.out;
+  ASSERT_TRUE(run(g2, "tc qdisc replace dev eth0 root netem duplicate 2%", 30).ok());
+  ASSERT_NO_FATAL_FAILURE(expect_windows(
+      "duplicate 2%", {"ping", "brw write --size 64K", "brw read --size 1M"}, true));
+  ASSERT_TRUE(
+      run(g2, "tc qdisc replace dev eth0 root netem delay 2ms reorder 25% 50%", 30).ok());
+  ASSERT_NO_FATAL_FAILURE(expect_windows(
+      "reorder 25%", {"ping", "brw write --size 1M", "brw read --size 64K"}, true));
+  ASSERT_TRUE(run(g2, "tc qdisc del dev eth0 root", 30).ok());
+  expect_healed("duplication and reordering");
+}
+
+TEST_F(RealFaults, DeviceRemovedAndAddedBackOnTheReceiverHealsWithoutAReload) {
+  ASSERT_NO_FATAL_FAILURE(load_both());
+  ASSERT_NO_FATAL_FAILURE(device_cycles(guest("g2"), "receiver", 3));
+  expect_healed("three device cycles on the receiver");
+}
+
+TEST_F(RealFaults, DeviceRemovedAndAddedBackOnTheSenderHealsWithoutAReload) {
+  if (transport() == "siw") {
+    GTEST_SKIP() << "siw: after siw0 is deleted under a brw load on the sender, send completions "
+                    "of its QPs never arrive (o2lnd's teardown finds sends still posted after "
+                    "ib_drain_qp) and the removal waits for those connections for good; not "
+                    "solved yet, the receiver side is tested on siw";
+  }
+  ASSERT_NO_FATAL_FAILURE(load_both());
+  ASSERT_NO_FATAL_FAILURE(device_cycles(guest("g1"), "sender", 3));
+  expect_healed("three device cycles on the sender");
+}
+
+TEST_F(RealFaults, UnloadWhileTheDeviceIsGoneFreesEverything) {
+  ASSERT_NO_FATAL_FAILURE(load_both());
+  Guest& g2 = guest("g2");
+  ASSERT_TRUE(run(g2, "rdma link delete " + rdma_dev(0), 60).ok());
+  RunResult r = rmmod(g2, 60);
+  EXPECT_TRUE(r.ok()) << "rmmod with the device gone: " << r.out;
+  EXPECT_TRUE(wait_rdma_res(g2, RdmaRes{0, 0}, 20) == (RdmaRes{0, 0}));
+  ASSERT_TRUE(run(g2, restore_device_cmd(), 60).ok());
+  // a fresh load on the device that came back works
+  ASSERT_TRUE(insmod_with(g2, kNet, kParams).ok()) << bed().test_log();
+  expect_healed("an unload while the device was gone");
+}
+
+TEST_F(RealFaults, SelftestBacksOffWhileTheLocalNiIsDown) {
+  ASSERT_NO_FATAL_FAILURE(load_both());
+  Guest& g1 = guest("g1");
+  ASSERT_TRUE(run(g1, "rdma link delete " + rdma_dev(0), 60).ok());
+  RunResult down = run(g1, wait_ni_cmd(g1, "down", 10), 60);
+  ASSERT_TRUE(down.ok()) << "the NI did not go down with its device";
+  RunResult r = o2ctl(g1, std::string("selftest ping ") + kG2 + " --concurrency 8 --duration 3 -y",
+                      60);
+  Window w = parse_window("ping with the NI down", r);
+  ASSERT_TRUE(w.parsed) << r.out;
+  figure("not_sent_in_3s_8_workers", std::to_string(w.not_sent));
+  EXPECT_NE(r.status, 0) << "a run whose every attempt failed must exit non-zero";
+  EXPECT_EQ(w.rpcs, 0) << "attempts that never left the node counted as RPCs: " << w.str();
+  EXPECT_GT(w.not_sent, 0) << w.str();
+  // 8 workers backing off 1 ms doubling to 200 ms try ~20 times each in
+  // 3 s; a spinning client made ~270,000 attempts in that time
+  EXPECT_LT(w.not_sent, 8 * 40) << "the client did not back off: " << w.str();
+  EXPECT_NE(r.out.find("local NI was down"), std::string::npos) << r.out;
+  ASSERT_TRUE(run(g1, restore_device_cmd(), 60).ok());
+  expect_healed("the NI down on the sender");
+}
+
+}  // namespace
+}  // namespace o2it
