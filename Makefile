@@ -16,6 +16,8 @@
 #                   results/bench-bulk.md
 #   make bench-routing  routed vs direct 1 MiB brw write bandwidth, three
 #                   guests (ROUNDS=<n>, default 3); results/bench-routing.md
+#   make bench-faults  brw/ping rates at 0, 0.1, 1, 5% netem loss beside
+#                   ib_write_bw, two guests, one boot; results/bench-faults.md
 #   make bench-soak the connection soaks at lengths make check does not
 #                   afford (1000 race rounds, 600 s of dead-peer pings);
 #                   results/bench-soak.md
@@ -39,7 +41,7 @@ endif
 BUILD ?= $(TOP)/build
 JOBS ?= $(shell nproc)
 
-.PHONY: all module userspace setup run check bench-recovery bench-msg bench-bulk bench-routing bench-soak clean tidy format checkpatch
+.PHONY: all module userspace setup run check bench-recovery bench-msg bench-bulk bench-routing bench-faults bench-soak clean tidy format checkpatch
 
 all: module userspace
 
@@ -81,7 +83,7 @@ bench-bulk: setup
 	@$(MAKE) --no-print-directory all
 	$(TOP)/testbed/bench-bulk.sh $(if $(ROUNDS),--rounds $(ROUNDS))
 
-bench-routing bench-soak: setup
+bench-routing bench-faults bench-soak: setup
 	@$(MAKE) --no-print-directory all
 	$(TOP)/testbed/bench-itest.sh $(@:bench-%=%) $(if $(ROUNDS),--rounds $(ROUNDS))
 

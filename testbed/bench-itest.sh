@@ -9,6 +9,10 @@
 #       RoutingThreeGuests.RoutedBrwWriteBandwidthAgainstDirect: 1 MiB brw
 #       write from the server, routed through the router vs to the router
 #       itself, same boot (three guests)
+#   testbed/bench-itest.sh faults [--rounds R]
+#       RealFaults.ThroughputAtEachLossRateBesideIbWriteBw: brw and ping
+#       rates at 0, 0.1, 1 and 5% netem loss in one boot (two guests), as
+#       ratios to the lossless figure, beside ib_write_bw at the same loss
 #   testbed/bench-itest.sh soak [--rounds R]
 #       the connection soaks at lengths make check does not afford:
 #       ConnectVeth.BothSidesConnectAtOnceEndWithOneConnection with 1000
@@ -29,7 +33,7 @@ ROUNDS=1
 while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--rounds) ROUNDS=$2; shift 2 ;;
-	*) echo "usage: testbed/bench-itest.sh routing|soak [--rounds R]" >&2; exit 2 ;;
+	*) echo "usage: testbed/bench-itest.sh routing|faults|soak [--rounds R]" >&2; exit 2 ;;
 	esac
 done
 case $NAME in
@@ -37,11 +41,14 @@ routing)
 	FILTER='RoutingThreeGuests.RoutedBrwWriteBandwidthAgainstDirect'
 	[[ $ROUNDS == 1 ]] && ROUNDS=3
 	;;
+faults)
+	FILTER='RealFaults.ThroughputAtEachLossRateBesideIbWriteBw'
+	;;
 soak)
 	FILTER='ConnectVeth.BothSidesConnectAtOnceEndWithOneConnection:ConnectVeth.DeadPeerAttemptsArePaced*'
 	export O2_RACE_ROUNDS=${O2_RACE_ROUNDS:-1000} O2_DEAD_PEER_SECONDS=${O2_DEAD_PEER_SECONDS:-600}
 	;;
-*) echo "usage: testbed/bench-itest.sh routing|soak [--rounds R]" >&2; exit 2 ;;
+*) echo "usage: testbed/bench-itest.sh routing|faults|soak [--rounds R]" >&2; exit 2 ;;
 esac
 ITEST="$BUILD/userspace-tests/integration/o2lnd_itest"
 [[ -x "$ITEST" ]] || { echo "bench-$NAME: no $ITEST (make userspace)" >&2; exit 1; }

@@ -187,7 +187,7 @@ if [[ -x "$ITEST" ]]; then
 	rm -rf "$RES/hostile"  # the Hostile suites' report (fuzzer counts, privilege, parameters)
 	# Scenarios that only record figures run in make bench-* instead
 	# (testbed/bench-itest.sh), unless a FILTER names them.
-	BENCH_ONLY='RoutingThreeGuests.RoutedBrwWriteBandwidthAgainstDirect'
+	BENCH_ONLY='RoutingThreeGuests.RoutedBrwWriteBandwidthAgainstDirect:RealFaults.ThroughputAtEachLossRateBesideIbWriteBw'
 	args=(--gtest_filter="${FILTER:--$BENCH_ONLY}")
 	O2_KMEMLEAK=${O2_KMEMLEAK:-0} run_itest "$OUT/itest.xml" "$OUT/itest.log" "${O2_CHECK_TIMEOUT:-2400}" "${args[@]}"
 	stage_done 4 "log $OUT/itest.log, guest logs $RES/itest/"
@@ -203,7 +203,7 @@ fi
 # Debian's kernel has no siw (CONFIG_RDMA_SIW is not set): siw-module.sh
 # builds it from Debian's linux-source-6.1 into the test bed's copy of the
 # kernel (cached); guests create siw0.. where they would create rxe0..
-SFILTER=${O2_SIW_FILTER:-${FILTER:-OneGuestVeth.*:TwoGuests.*}}
+SFILTER=${O2_SIW_FILTER:-${FILTER:-OneGuestVeth.*:TwoGuests.*:RealFaults.LossOnBothSides*:RealFaults.DeviceRemovedAndAddedBackOnTheReceiver*}}
 stage 5 "scenarios on Soft-iWARP (siw), Debian kernel (filter $SFILTER)"
 if [[ "${O2_CHECK_SIW:-1}" == 0 ]]; then
 	say "skipped (O2_CHECK_SIW=0)"

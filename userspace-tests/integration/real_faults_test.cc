@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,7 @@ constexpr const char* kG1 = "192.168.1.1@o2ib0";
 constexpr const char* kG2 = "192.168.1.2@o2ib0";
 constexpr const char* kNet = "o2ib0(eth0)";
 constexpr const char* kParams = "timeout=20";
-constexpr int kWindowS = 3;  // one window of traffic: must complete RPCs
+constexpr int kWindowS = 2;  // one window of traffic: must complete RPCs
 
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -160,8 +161,8 @@ O2_SUITE_CLASS(
                              << " s window: " << w.str();
         EXPECT_EQ(w.verify, 0) << level << ": data arrived corrupted: " << w.str();
         if (lossless_rpcs) {
-          EXPECT_EQ(w.errors, 0) << level << ": RPCs failed on a lossy but working link: "
-                                 << w.str();
+          EXPECT_EQ(w.errors, 0) << level
+                                 << ": RPCs failed on a lossy but working link: " << w.str();
         }
       }
     }
@@ -182,11 +183,12 @@ O2_SUITE_CLASS(
           << "after " << after << ": traffic is not clean again: " << w.str() << "\n"
           << w.out;
       for (const char* n : {"g1", "g2"}) {
-        RunResult mr = run(guest(n),
-                           "for i in $(seq 40); do u=$(" + o2ctl_path() +
-                               " net show -v | awk '/mr_pool:/ {p=1} p && /used:/ {s+=$2; p=0} END {print s+0}'); "
-                               "[ \"$u\" = 0 ] && break; sleep 0.25; done; echo $u",
-                           60);
+        RunResult mr = run(
+            guest(n),
+            "for i in $(seq 40); do u=$(" + o2ctl_path() +
+                " net show -v | awk '/mr_pool:/ {p=1} p && /used:/ {s+=$2; p=0} END {print s+0}'); "
+                "[ \"$u\" = 0 ] && break; sleep 0.25; done; echo $u",
+            60);
         EXPECT_EQ(mr.out.substr(0, mr.out.find('\n')), "0")
             << n << ": MRs still in use after " << after << " (net show -v):\n"
             << mr.out;
@@ -263,8 +265,7 @@ TEST_F(RealFaults, LossOnTheReceiverCostsThroughputNotRpcs) {
     SCOPED_TRACE(std::string("netem loss ") + l.loss + " on g2");
     ASSERT_TRUE(
         run(g2, std::string("tc qdisc replace dev eth0 root netem loss ") + l.loss, 30).ok());
-    ASSERT_NO_FATAL_FAILURE(
-        expect_windows(std::string("loss ") + l.loss, l.ops, l.lossless_rpcs));
+    ASSERT_NO_FATAL_FAILURE(expect_windows(std::string("loss ") + l.loss, l.ops, l.lossless_rpcs));
     ASSERT_TRUE(run(g2, "tc qdisc del dev eth0 root", 30).ok());
     expect_healed(std::string("loss ") + l.loss);
   }
@@ -290,12 +291,11 @@ TEST_F(RealFaults, DuplicatedAndReorderedPacketsLoseNothing) {
   RunResult netem = run(g2, "modprobe sch_netem", 30);
   if (!netem.ok()) GTEST_SKIP() << "no sch_netem in this kernel: " << netem.out;
   ASSERT_TRUE(run(g2, "tc qdisc replace dev eth0 root netem duplicate 2%", 30).ok());
-  ASSERT_NO_FATAL_FAILURE(expect_windows(
-      "duplicate 2%", {"ping", "brw write --size 64K", "brw read --size 1M"}, true));
-  ASSERT_TRUE(
-      run(g2, "tc qdisc replace dev eth0 root netem delay 2ms reorder 25% 50%", 30).ok());
-  ASSERT_NO_FATAL_FAILURE(expect_windows(
-      "reorder 25%", {"ping", "brw write --size 1M", "brw read --size 64K"}, true));
+  ASSERT_NO_FATAL_FAILURE(
+      expect_windows("duplicate 2%", {"ping", "brw write --size 64K", "brw read --size 1M"}, true));
+  ASSERT_TRUE(run(g2, "tc qdisc replace dev eth0 root netem delay 2ms reorder 25% 50%", 30).ok());
+  ASSERT_NO_FATAL_FAILURE(
+      expect_windows("reorder 25%", {"ping", "brw write --size 1M", "brw read --size 64K"}, true));
   ASSERT_TRUE(run(g2, "tc qdisc del dev eth0 root", 30).ok());
   expect_healed("duplication and reordering");
 }
@@ -337,8 +337,8 @@ TEST_F(RealFaults, SelftestBacksOffWhileTheLocalNiIsDown) {
   ASSERT_TRUE(run(g1, "rdma link delete " + rdma_dev(0), 60).ok());
   RunResult down = run(g1, wait_ni_cmd(g1, "down", 10), 60);
   ASSERT_TRUE(down.ok()) << "the NI did not go down with its device";
-  RunResult r = o2ctl(g1, std::string("selftest ping ") + kG2 + " --concurrency 8 --duration 3 -y",
-                      60);
+  RunResult r =
+      o2ctl(g1, std::string("selftest ping ") + kG2 + " --concurrency 8 --duration 3 -y", 60);
   Window w = parse_window("ping with the NI down", r);
   ASSERT_TRUE(w.parsed) << r.out;
   figure("not_sent_in_3s_8_workers", std::to_string(w.not_sent));
@@ -351,6 +351,76 @@ TEST_F(RealFaults, SelftestBacksOffWhileTheLocalNiIsDown) {
   EXPECT_NE(r.out.find("local NI was down"), std::string::npos) << r.out;
   ASSERT_TRUE(run(g1, restore_device_cmd(), 60).ok());
   expect_healed("the NI down on the sender");
+}
+
+// bench-faults (make bench-faults; not in make check): throughput and RPC
+// rate at 0, 0.1, 1 and 5% netem loss on g2, in one boot, as ratios to the
+// lossless figure, beside ib_write_bw (perftest, rdma_cm, the same link and
+// loss).  Figures only, no verdict on speed; the verdicts on data and
+// progress are the Loss* tests'.
+TEST_F(RealFaults, ThroughputAtEachLossRateBesideIbWriteBw) {
+  ASSERT_NO_FATAL_FAILURE(load_both());
+  Guest& g1 = guest("g1");
+  Guest& g2 = guest("g2");
+  RunResult netem = run(g2, "modprobe sch_netem", 30);
+  if (!netem.ok()) GTEST_SKIP() << "no sch_netem in this kernel: " << netem.out;
+  const int secs = 8;
+  const std::vector<std::string> ops = {"brw write --size 1M", "brw read --size 1M",
+                                        "brw write --size 64K", "brw read --size 4K", "ping"};
+  std::vector<double> lossless(ops.size(), 0);
+  double bw0 = 0;
+  for (const char* loss : {"0%", "0.1%", "1%", "5%"}) {
+    const std::string tag = std::string("loss_") + loss;
+    if (std::string(loss) == "0%") {
+      run(g2, "tc qdisc del dev eth0 root 2>/dev/null; true", 30);
+    } else {
+      ASSERT_TRUE(
+          run(g2, std::string("tc qdisc replace dev eth0 root netem loss ") + loss, 30).ok());
+    }
+    for (size_t i = 0; i < ops.size(); i++) {
+      Window w = window(ops[i], secs, ops[i] == "ping" ? 8 : 4);
+      ASSERT_TRUE(w.parsed) << w.out;
+      std::string name = tag + "_" + ops[i];
+      for (char& c : name) {
+        if (c == ' ' || c == '%' || c == '-' || c == '.') c = '_';
+      }
+      const bool bulk = ops[i].find("1M") != std::string::npos;
+      const double v = bulk ? w.mib_per_s : w.rpc_per_s;
+      if (std::string(loss) == "0%") lossless[i] = v;
+      figure(name + (bulk ? "_MiB_s" : "_rpc_s"), fmt1(v));
+      figure(name + "_errors", std::to_string(w.errors));
+      if (lossless[i] > 0) {
+        char r[32];
+        std::snprintf(r, sizeof(r), "%.3f", v / lossless[i]);
+        figure(name + "_ratio", r);
+      }
+    }
+    // raw verbs on the same link: ib_write_bw over rdma_cm, 64 KiB, the
+    // data leaving g2 through the lossy egress (as the brw reads' data)
+    run(g1,
+        "pkill -x ib_write_bw; (timeout 90 ib_write_bw -R -s 65536 -n 300 -d " + rdma_dev(0) +
+            " > /tmp/iwb-s.log 2>&1 &)",
+        30);
+    usleep(1000 * 1000);
+    RunResult c = run(g2,
+                      "timeout 90 ib_write_bw -R -s 65536 -n 300 -d " + rdma_dev(0) +
+                          " 192.168.1.1 2>&1 | awk '$1 == 65536 {print $4}'",
+                      120);
+    double bw = std::strtod(c.out.c_str(), nullptr);
+    if (std::string(loss) == "0%") bw0 = bw;
+    std::string bname = tag + "_ib_write_bw_64K_g2_to_g1";
+    for (char& ch : bname) {
+      if (ch == '%' || ch == '.') ch = '_';
+    }
+    figure(bname + "_MB_s", fmt1(bw));
+    if (bw0 > 0) {
+      char r[32];
+      std::snprintf(r, sizeof(r), "%.3f", bw / bw0);
+      figure(bname + "_ratio", r);
+    }
+    run(g1, "pkill -x ib_write_bw; true", 30);
+  }
+  run(g2, "tc qdisc del dev eth0 root 2>/dev/null; true", 30);
 }
 
 }  // namespace
