@@ -17,6 +17,7 @@
 static LIST_HEAD(o2_devs);
 static DEFINE_MUTEX(o2_devs_mutex);
 static DECLARE_WAIT_QUEUE_HEAD(o2_dev_waitq);
+static struct ib_client o2_ib_client;
 
 /**
  * o2_dev_get() - find or create the o2_dev of @ibdev and become a user
@@ -39,6 +40,15 @@ struct o2_dev *o2_dev_get(struct ib_device *ibdev)
 				atomic_inc(&dev->users);
 			goto out;
 		}
+	}
+	/*
+	 * Only a device our ib_client serves (between its add and remove
+	 * callbacks): one whose removal already passed us would never be
+	 * released.
+	 */
+	if (!ib_get_client_data(ibdev, &o2_ib_client)) {
+		dev = ERR_PTR(-ENODEV);
+		goto out;
 	}
 	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
 	if (!dev) {
@@ -72,8 +82,10 @@ void o2_dev_put(struct o2_dev *dev)
 		wake_up(&o2_dev_waitq);
 }
 
+/* A device we may use: marked, for o2_dev_get() */
 static int o2_dev_add(struct ib_device *ibdev)
 {
+	ib_set_client_data(ibdev, &o2_ib_client, ibdev);
 	return 0;
 }
 

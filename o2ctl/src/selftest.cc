@@ -300,7 +300,7 @@ o2lnd::Result<std::uint32_t> parse_size(std::string_view text) {
   if (suffix == "k" || suffix == "kib") {
     scale = 1024;
   } else if (suffix == "m" || suffix == "mib") {
-    scale = 1024 * 1024;
+    scale = std::uint64_t{1024} * 1024;
   } else if (!suffix.empty()) {
     return invalid("unknown unit '" + std::string(text.substr(i)) + "' (K, M, KiB or MiB)");
   }

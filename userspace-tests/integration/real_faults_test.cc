@@ -151,7 +151,9 @@ O2_SUITE_CLASS(
       for (const auto& op : ops) {
         Window w = window(op);
         ASSERT_TRUE(w.parsed) << level << ", " << op << ": no selftest report:\n" << w.out;
-        std::string name = level + " " + op;
+        std::string name = level;
+        name += " ";
+        name += op;
         for (char& c : name) {
           if (c == ' ' || c == '%' || c == '-') c = '_';
         }
