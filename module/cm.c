@@ -102,6 +102,12 @@ int o2_conn_start_active(struct o2_peer *peer)
 		o2_conn_put(conn);
 		return -ESHUTDOWN;
 	}
+	/* an NI whose device went away connects again once it is back */
+	if (!READ_ONCE(ni->up)) {
+		spin_unlock(&ni->lock);
+		o2_conn_put(conn);
+		return -ENETDOWN;
+	}
 	spin_lock(&conn->lock);
 	o2_conn_set_state(conn, O2_CONN_ACTIVE_CONNECT);
 	conn->phase = O2_PHASE_ADDR;

@@ -89,13 +89,18 @@ static int o2_dev_add(struct ib_device *ibdev)
 	return 0;
 }
 
+/*
+ * A device goes away.  First no new user (o2_dev_get() refuses it from
+ * here on: a connect racing the removal fails instead of setting up a
+ * QP that nothing would close), then its NIs go down and its conns
+ * close, then the last users are waited for.
+ */
 static void o2_dev_remove(struct ib_device *ibdev, void *client_data)
 {
 	struct o2_dev *dev, *found = NULL;
 
-	o2_ni_device_removed(ibdev);
-
 	mutex_lock(&o2_devs_mutex);
+	ib_set_client_data(ibdev, &o2_ib_client, NULL);
 	list_for_each_entry(dev, &o2_devs, list) {
 		if (dev->ibdev == ibdev) {
 			dev->dead = true;
@@ -104,6 +109,8 @@ static void o2_dev_remove(struct ib_device *ibdev, void *client_data)
 		}
 	}
 	mutex_unlock(&o2_devs_mutex);
+
+	o2_ni_device_removed(ibdev);
 	if (!found)
 		return;
 
