@@ -302,14 +302,8 @@ static void o2_connd_scan_fn(struct work_struct *work)
 	int i;
 
 	/* once a second: NIs whose device went away try to attach again */
-	if (++pass % (HZ / O2_SCAN_INTERVAL) == 0) {
-		list_for_each_entry(ni, &o2_nis, list) {
-			if (READ_ONCE(ni->detached)) {
-				o2_nis_reattach();
-				break;
-			}
-		}
-	}
+	if (++pass % (HZ / O2_SCAN_INTERVAL) == 0)
+		o2_nis_reattach();
 	o2_bulk_expire(jiffies, false);
 	o2_rtr_expire(jiffies, false);
 	list_for_each_entry(ni, &o2_nis, list) {

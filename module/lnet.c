@@ -1102,7 +1102,6 @@ static int o2_ni_listen(struct o2_ni *ni, bool quiet)
 		goto err;
 	}
 	ni->dev = dev;
-	WRITE_ONCE(ni->listen_dev, id->device);
 	strscpy(ni->devname, dev_name(&id->device->dev), sizeof(ni->devname));
 	ni->listen_id = id;
 	pr_info("o2lnd: NI %s on %s (%s), listening on port %d\n",
@@ -1206,7 +1205,6 @@ static void o2_ni_stop_listening(struct o2_ni *ni)
 	WRITE_ONCE(ni->listen_id, NULL);
 	if (id)
 		rdma_destroy_id(id);
-	WRITE_ONCE(ni->listen_dev, NULL);
 	if (ni->dev) {
 		o2_dev_put(ni->dev);
 		ni->dev = NULL;
@@ -1319,7 +1317,7 @@ void o2_ni_device_removed(struct ib_device *ibdev)
 
 	mutex_lock(&o2_nis_mutex);
 	list_for_each_entry(ni, &o2_nis, list) {
-		if (ni->listen_dev == ibdev && ni->listen_id) {
+		if (ni->dev && ni->dev->ibdev == ibdev && ni->listen_id) {
 			pr_warn("o2lnd: %s: RDMA device %s removed, NI down until a device serves %s again\n",
 				ni->net, ni->devname, ni->ifname);
 			o2_ni_stop_listening(ni);

@@ -111,13 +111,13 @@ extern int o2_timeout;
 extern int o2_credits;
 extern int o2_ack_timeout;
 extern int o2_reg_pairs;
-
-/* RC retry count of every connection (rdma_conn_param.retry_count) */
-#define O2_CM_RETRY_COUNT	5
 extern int o2_peer_credits_hiw;
 extern int o2_concurrent_sends;
 extern int o2_ntx;
 extern int o2_keepalive;
+
+/* RC retry count of every connection (rdma_conn_param.retry_count) */
+#define O2_CM_RETRY_COUNT	5
 
 extern struct workqueue_struct *o2_connd_wq;
 extern struct workqueue_struct *o2_tx_wq;
@@ -148,7 +148,7 @@ extern wait_queue_head_t o2_exit_waitq;
  *	by then fails, and that error leaves the QP silently stuck).  On such
  *	a device every registration is posted as LOCAL_INV + REG_MR of the
  *	same key, a pair that gives the same result when executed twice; the
- *	key is not bumped between uses (o2_bulk_map_dev()).
+ *	key is not bumped between uses (o2_bulk_map_on()).
  */
 struct o2_dev {
 	struct list_head list;
@@ -262,9 +262,8 @@ struct o2_bulk {
  * @addr: IPv4 address (network order)
  * @stamp: incarnation (ktime_get_real_ns() at start)
  * @listen_id: listening cm_id, NULL once destroyed
- * @listen_dev: RDMA device the listener is bound to (NULL while detached)
- * @dev: the o2_dev of @listen_dev, a users reference held while attached
- *	(o2_nis_mutex)
+ * @dev: the o2_dev of the device the listener is bound to, a users
+ *	reference held while attached, NULL while detached (o2_nis_mutex)
  * @detached: its RDMA device went away; connd attaches the NI again
  *	(o2_nis_reattach()) once a device serves its interface
  * @lock: peer table, peers and their conn lists
@@ -294,7 +293,6 @@ struct o2_ni {
 	__be32 addr;
 	u64 stamp;
 	struct rdma_cm_id *listen_id;
-	struct ib_device *listen_dev;
 	struct o2_dev *dev;
 	bool detached;
 	spinlock_t lock;	/* peer table, peers, peer conn lists */

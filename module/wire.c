@@ -417,7 +417,8 @@ int o2_bulk_body_unpack(u8 type, void *body, u32 len, bool flip,
  * would read as ours (a peer whose device went away answers -ENODEV,
  * which here would mean that our device is gone).  Data and transport
  * failures keep their value; what names a local resource or a bad
- * argument becomes -EREMOTEIO; nonsense becomes -EPROTO.
+ * argument (the errnos o2ctl's selftest treats as hopeless, its fatal(),
+ * and ENETDOWN) becomes -EREMOTEIO; nonsense becomes -EPROTO.
  *
  * Return: 0 or a negative errno.
  */
