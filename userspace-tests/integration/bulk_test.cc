@@ -34,10 +34,6 @@ constexpr const char* kB = "192.168.1.2@o2ib0";  // veth1
 constexpr const char* kBoth = "o2ib0(veth0,veth1)";
 constexpr uint32_t kMiB = 1U << 20;
 
-double since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 // The bulk view of one NI (`net show -v`).
 struct NiBulk {
   bool found = false;

@@ -49,10 +49,6 @@ int64_t wnum(const std::map<std::string, std::string>& m, const std::string& k) 
   return it == m.end() ? -1 : std::strtoll(it->second.c_str(), nullptr, 10);
 }
 
-double since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 int env_int(const char* name, int def) {
   const char* v = getenv(name);
   return v != nullptr && *v != 0 ? std::atoi(v) : def;

@@ -41,10 +41,6 @@ constexpr const char* kB = "192.168.1.2@o2ib0";  // veth1 (g2 eth0 in `two`)
 constexpr const char* kBoth = "o2ib0(veth0,veth1)";
 constexpr const char* kEth = "o2ib0(eth0)";
 
-double since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 // Messages to a peer that failed so far: timed out (the peer's counter)
 // or failed otherwise (its NI's error count; 0 when a field is missing).
 int64_t message_failures(const Record& peer, const Record* ni) {

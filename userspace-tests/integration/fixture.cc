@@ -46,6 +46,10 @@ std::string adversary_path() { return env_or("O2_ADVERSARY", O2_ITEST_ADVERSARY)
 std::string transport() { return env_or("O2_TRANSPORT", "rxe"); }
 std::string rdma_dev(int n) { return transport() + std::to_string(n); }
 
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 std::string sh_quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);

@@ -2,6 +2,7 @@
 // suite and check every test for kernel reports.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -38,6 +39,8 @@ std::vector<std::string> lines_of(const std::string& s);
 bool has_line(const std::string& out, const std::string& line);
 // Indents every line (keeps nested gtest output apart from ours in logs).
 std::string indent(const std::string& s, const std::string& prefix = "    | ");
+// Seconds from t0 to now (steady clock).
+double since(std::chrono::steady_clock::time_point t0);
 
 // One entry of an o2ctl YAML list (`peer:`, `conn:`, `fault:`): every
 // "key: value" line of the entry, nested keys flattened, quotes removed.

@@ -41,10 +41,6 @@ constexpr const char* kNet = "o2ib0(eth0)";
 constexpr const char* kParams = "timeout=20";
 constexpr int kWindowS = 2;  // one window of traffic: must complete RPCs
 
-double since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 std::string fmt1(double v) {
   char b[32];
   std::snprintf(b, sizeof(b), "%.1f", v);

@@ -71,10 +71,6 @@ constexpr int kSmallBuffers = 16;
 constexpr int kLargeBuffers = 4;   // 1 MiB each
 constexpr int kHealthProbeS = 10;  // "one probe every few seconds", with margin
 
-double since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 // The module's timeout= (s): 10 s, scaled for slow kernels as the other
 // suites scale theirs.
 int module_timeout() { return static_cast<int>(std::lround(10 * o2tb::timeout_scale())); }
