@@ -311,13 +311,13 @@ static void fault_reject_queue_depth_is_zero_or_2_to_255(struct kunit *test)
 	}
 }
 
-static void fault_reject_max_frags_is_zero_or_1_to_256(struct kunit *test)
+static void fault_reject_max_frags_is_zero_or_1_to_257(struct kunit *test)
 {
 	static const struct {
 		u32 max_frags;
 		int rc;
 	} f[] = {
-		{ 0, 0 }, { 1, 0 }, { 32, 0 }, { 256, 0 }, { 257, -EINVAL },
+		{ 0, 0 }, { 1, 0 }, { 32, 0 }, { 256, 0 }, { 257, 0 }, { 258, -EINVAL },
 		{ U32_MAX, -EINVAL },
 	};
 	struct o2lnd_ioc_fault r;
@@ -453,7 +453,7 @@ static struct kunit_case o2_fault_validate_cases[] = {
 	KUNIT_CASE(fault_delay_refused_for_kinds_without_one),
 	KUNIT_CASE(fault_reject_params_refused_for_other_kinds),
 	KUNIT_CASE(fault_reject_queue_depth_is_zero_or_2_to_255),
-	KUNIT_CASE(fault_reject_max_frags_is_zero_or_1_to_256),
+	KUNIT_CASE(fault_reject_max_frags_is_zero_or_1_to_257),
 	KUNIT_CASE(fault_probability_zero_refused),
 	KUNIT_CASE(fault_probability_above_a_million_refused),
 	KUNIT_CASE(fault_output_fields_must_be_zero),

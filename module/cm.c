@@ -84,7 +84,13 @@ static void o2_conn_connect_fn(struct work_struct *work)
  * sends queue behind it); connd creates the cm_id and resolves the
  * address.  The conn's teardown waits for this step (flush_work()).
  *
- * Return: 0 or an errno.
+ * Callers decide to connect when @peer has no conn, under ni->lock, but
+ * call this after dropping it (the conn's allocation may sleep): a send
+ * and connd's scan can both decide so for one peer.  The decision is
+ * taken again here, under the lock: a peer that has a conn by now gets
+ * no second one, and its waiting messages go on the conn it has.
+ *
+ * Return: 0 (also when the peer has a conn already) or an errno.
  */
 int o2_conn_start_active(struct o2_peer *peer)
 {
@@ -107,6 +113,11 @@ int o2_conn_start_active(struct o2_peer *peer)
 		spin_unlock(&ni->lock);
 		o2_conn_put(conn);
 		return -ENETDOWN;
+	}
+	if (!list_empty(&peer->conns)) {
+		spin_unlock(&ni->lock);
+		o2_conn_put(conn);
+		return 0;
 	}
 	spin_lock(&conn->lock);
 	o2_conn_set_state(conn, O2_CONN_ACTIVE_CONNECT);
@@ -467,22 +478,54 @@ static int o2_cm_reject_cp(struct o2_ni *ni, struct rdma_cm_id *id, u8 why,
 	return -ECONNREFUSED;
 }
 
+/*
+ * Reject a request whose sender is not known (unreadable, or we are not
+ * ready for it).  The log names the address it came from.
+ */
 static int o2_cm_reject(struct o2_ni *ni, struct rdma_cm_id *id, u8 why)
 {
+	struct sockaddr *sa = (struct sockaddr *)&id->route.addr.dst_addr;
+
+	if (why != O2_REJECT_FATAL)	/* FATAL: o2_connreq_check() said why */
+		pr_info_ratelimited("o2lnd: %s: rejected a connection from %pISc: %s\n",
+				    ni->net, sa, o2_reject_name(why));
 	return o2_cm_reject_cp(ni, id, why, NULL, 0);
 }
 
-/* Reject a known peer's request, counting it on the peer. */
+/*
+ * Reject a known peer's request, counting it on the peer.  @req: the
+ * parameters it offered, named in the log of a parameter reject.  Race
+ * rejects are the protocol at work and log at debug level only; every
+ * other reject is logged (ratelimited) with the peer's NID.
+ */
 static int o2_cm_reject_peer(struct o2_peer *peer, struct rdma_cm_id *id,
-			     u8 why, const struct o2_connparams *cp)
+			     u8 why, const struct o2_connparams *cp,
+			     const struct o2_connparams *req)
 {
 	struct o2_ni *ni = peer->ni;
+	struct o2_connparams ours;
+	char nid[O2_NIDSTR_SIZE];
 
 	spin_lock(&ni->lock);
 	peer->n.rejects_sent++;
 	if (why == O2_REJECT_CONN_RACE)
 		peer->n.races_sent++;
 	spin_unlock(&ni->lock);
+	o2_nid_format(peer->nid, nid, sizeof(nid));
+	if (why == O2_REJECT_CONN_RACE) {
+		pr_debug("o2lnd: %s: rejected %s's connection: CONN_RACE\n",
+			 ni->net, nid);
+	} else if (req) {
+		o2_our_connparams(&ours);
+		pr_info_ratelimited("o2lnd: %s: rejected %s's connection: %s (it offers queue depth %u, %u fragments, %u-byte messages; ours %u, %u, %u)\n",
+				    ni->net, nid, o2_reject_name(why),
+				    req->queue_depth, req->max_frags,
+				    req->max_msg_size, ours.queue_depth,
+				    ours.max_frags, ours.max_msg_size);
+	} else {
+		pr_info_ratelimited("o2lnd: %s: rejected %s's connection: %s\n",
+				    ni->net, nid, o2_reject_name(why));
+	}
 	return o2_cm_reject_cp(ni, id, why, cp, peer->nid);
 }
 
@@ -495,7 +538,10 @@ static int o2_cm_reject_peer(struct o2_peer *peer, struct rdma_cm_id *id,
  * an o2iblnd node always connects from its NI's address, so this costs
  * no compatibility and stops a third node from passing for a peer and
  * closing its connections as "rebooted").  Logs name the source address.
- * Return: 0 or the O2_REJECT_* reason.
+ * The parameters are checked once the peer is known
+ * (o2_connparams_check() in o2_cm_connect_request()), so that their
+ * rejects are counted on the peer and logged with its NID.
+ * Return: 0 or O2_REJECT_FATAL.
  */
 static u8 o2_connreq_check(struct o2_ni *ni, struct rdma_cm_id *id,
 			   const struct rdma_conn_param *param,
@@ -503,7 +549,6 @@ static u8 o2_connreq_check(struct o2_ni *ni, struct rdma_cm_id *id,
 {
 	struct sockaddr *sa = (struct sockaddr *)&id->route.addr.dst_addr;
 	struct o2_msg_expect exp = {};
-	struct o2_connparams ours;
 	char nid[O2_NIDSTR_SIZE];
 	__be32 from = 0;
 	u32 nob;
@@ -540,8 +585,7 @@ static u8 o2_connreq_check(struct o2_ni *ni, struct rdma_cm_id *id,
 						  sizeof(nid)));
 		return O2_REJECT_FATAL;
 	}
-	o2_our_connparams(&ours);
-	return o2_connparams_check(&req->cp, &ours);
+	return 0;
 }
 
 /* Our active connect to @peer in progress, or NULL.  Caller holds
@@ -657,6 +701,13 @@ static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
 	peer = o2_peer_find_or_create(ni, req.hdr.srcnid);
 	if (!peer)
 		return o2_cm_reject(ni, id, O2_REJECT_NO_RESOURCES);
+	o2_our_connparams(&rcp);
+	why = o2_connparams_check(&req.cp, &rcp);
+	if (why) {
+		rc = o2_cm_reject_peer(peer, id, why, NULL, &req.cp);
+		o2_peer_put(peer);
+		return rc;
+	}
 
 	if (o2_fault_fire(O2LND_FAULT_CM_DELAY, O2LND_CM_CONNECT_REQUEST,
 			  ni->nid, peer->nid, &hit))
@@ -668,13 +719,14 @@ static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
 		if (hit.max_frags)
 			rcp.max_frags = hit.max_frags;
 		fcp = &rcp;
-		rc = o2_cm_reject_peer(peer, id, hit.arg, fcp);
+		rc = o2_cm_reject_peer(peer, id, hit.arg, fcp, NULL);
 		o2_peer_put(peer);
 		return rc;
 	}
 	conn = o2_conn_alloc(ni, peer, false);
 	if (!conn) {
-		rc = o2_cm_reject_peer(peer, id, O2_REJECT_NO_RESOURCES, NULL);
+		rc = o2_cm_reject_peer(peer, id, O2_REJECT_NO_RESOURCES, NULL,
+				       NULL);
 		o2_peer_put(peer);
 		return rc;
 	}
@@ -695,7 +747,8 @@ static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
 	switch (o2_cm_race(ni, peer, &ours)) {
 	case O2_RACE_REJECT:
 		o2_conn_put(conn);
-		rc = o2_cm_reject_peer(peer, id, O2_REJECT_CONN_RACE, NULL);
+		rc = o2_cm_reject_peer(peer, id, O2_REJECT_CONN_RACE, NULL,
+				       NULL);
 		o2_peer_put(peer);
 		return rc;
 	case O2_RACE_ABORT_OURS:
@@ -732,7 +785,8 @@ static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
 		o2_conn_release_qp(conn);
 		conn->cmid = NULL;
 		o2_conn_put(conn);
-		rc = o2_cm_reject_peer(peer, id, O2_REJECT_NO_RESOURCES, NULL);
+		rc = o2_cm_reject_peer(peer, id, O2_REJECT_NO_RESOURCES, NULL,
+				       NULL);
 		o2_peer_put(peer);
 		o2_cm_abort_ours(ni, ours);
 		return rc;

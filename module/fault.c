@@ -17,6 +17,7 @@
 #include <linux/errno.h>
 #include <linux/string.h>
 #include "fault.h"
+#include "wire.h"
 
 struct o2_fault_rule {
 	struct o2lnd_ioc_fault r;	/* as added; r.fired counts */
@@ -126,7 +127,7 @@ int o2_fault_validate(const struct o2lnd_ioc_fault *rule)
 	if (rule->queue_depth && (rule->queue_depth < 2 ||
 				  rule->queue_depth > 255))
 		return -EINVAL;
-	if (rule->max_frags > 256)
+	if (rule->max_frags > O2_MAX_FRAGS)
 		return -EINVAL;
 	if (!rule->probability ||
 	    rule->probability > O2LND_FAULT_PROB_ALWAYS)

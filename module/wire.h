@@ -39,7 +39,14 @@
 #define O2_REJECT_EARLY			9
 
 #define O2_MAX_MSG_SIZE		4096
-#define O2_MAX_FRAGS		256
+/*
+ * RDMA fragments offered and accepted at connect: o2iblnd's
+ * IBLND_MAX_RDMA_FRAGS, LNET_MAX_IOV + 1 (the 256 pages of 1 MiB plus
+ * one for a first page that does not start on a page boundary).  A
+ * Lustre node offers exactly this; accepting one fewer cost every
+ * connection from it an RDMA_FRAGS reject round trip.
+ */
+#define O2_MAX_FRAGS		257
 
 /**
  * struct o2_msg_hdr - o2iblnd v2 message header (48 bytes)

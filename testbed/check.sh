@@ -10,7 +10,8 @@
 #
 # Stages:
 #   1 setup: testbed/setup.sh (apt packages, Debian's kernel for the guests)
-#   2 build: o2lnd.ko against the guest kernel's headers, the C++ userspace;
+#   2 build: o2lnd.ko against the guest kernel's headers, the C++ userspace,
+#     the Lustre peer (testbed/lustre-build.sh from O2_LUSTRE_SRC, cached);
 #     then the debug kernel's build starts in the background (stage 7)
 #   3 host unit tests (ctest) and the style gates (clang-format, checkpatch)
 #                                        results/check/unit.xml, style.xml
@@ -33,7 +34,8 @@
 #                                        results/debug/itest/
 #
 # Env: BUILD (default <top>/build), O2_RESULTS (default <top>/results),
-#      O2_CHECK_TIMEOUT (s, default 2400) for the Debian scenario binary,
+#      O2_CHECK_TIMEOUT (s, default 3000) for the Debian scenario binary,
+#      O2_LUSTRE_SRC (the Lustre peer's source: testbed/lustre-build.sh),
 #      O2_CHECK_KERNELS=0 skips stages 7-10 (a quick check on Debian's kernel),
 #      O2_KERNEL_BG=0 builds the debug kernel in stage 7 only, not meanwhile,
 #      O2_SIW_FILTER (gtest filter for stage 5; default: FILTER, else
@@ -97,10 +99,27 @@ fi
 stage_done 1 "log $OUT/setup.log"
 
 # ---------------------------------------------------------------- 2 build
-stage 2 "build (o2lnd.ko for the guest kernel, C++ userspace)"
+stage 2 "build (o2lnd.ko for the guest kernel, C++ userspace, the Lustre peer)"
 if ! make -C "$TOP" --no-print-directory all BUILD="$BUILD" > "$OUT/build.log" 2>&1; then
 	tail -30 "$OUT/build.log" | sed 's/^/    /'
 	missing+=("make all failed (log $OUT/build.log)")
+fi
+# The Lustre peer of the Interop suites (testbed/lustre-build.sh: LNet and
+# ko2iblnd from $O2_LUSTRE_SRC for the guest kernel, cached; ~3.5 min cold).
+# No source: the suites are skipped, with the script's reason.
+unset O2_LUSTRE O2_LUSTRE_SKIP
+lrc=0
+"$TOP/testbed/lustre-build.sh" > "$OUT/lustre-build.out" 2> "$OUT/lustre-build.log" || lrc=$?
+if [[ $lrc == 0 ]]; then
+	export O2_LUSTRE=$(tail -1 "$OUT/lustre-build.out")
+	say "Lustre peer: $(cat "$O2_LUSTRE/version" 2>/dev/null) in $O2_LUSTRE ($(grep -q 'cache hit' "$OUT/lustre-build.log" && echo "from the cache" || echo "built in this run"))"
+elif [[ $lrc == 3 ]]; then
+	export O2_LUSTRE_SKIP=$(tail -1 "$OUT/lustre-build.out")
+	say "Lustre peer: none ($O2_LUSTRE_SKIP): the Interop suites are skipped"
+else
+	tail -20 "$OUT/lustre-build.log" | sed 's/^/    /'
+	missing+=("the Lustre peer's build failed (log $OUT/lustre-build.log)")
+	export O2_LUSTRE_SKIP="the Lustre peer's build failed (log $OUT/lustre-build.log)"
 fi
 stage_done 2 "log $OUT/build.log"
 
@@ -189,7 +208,7 @@ if [[ -x "$ITEST" ]]; then
 	# (testbed/bench-itest.sh), unless a FILTER names them.
 	BENCH_ONLY='RoutingThreeGuests.RoutedBrwWriteBandwidthAgainstDirect:RealFaults.ThroughputAtEachLossRateBesideIbWriteBw'
 	args=(--gtest_filter="${FILTER:--$BENCH_ONLY}")
-	O2_KMEMLEAK=${O2_KMEMLEAK:-0} run_itest "$OUT/itest.xml" "$OUT/itest.log" "${O2_CHECK_TIMEOUT:-2400}" "${args[@]}"
+	O2_KMEMLEAK=${O2_KMEMLEAK:-0} run_itest "$OUT/itest.xml" "$OUT/itest.log" "${O2_CHECK_TIMEOUT:-3000}" "${args[@]}"
 	stage_done 4 "log $OUT/itest.log, guest logs $RES/itest/"
 	[[ -f "$RES/hostile/report.md" ]] && cp "$RES/hostile/report.md" "$OUT/hostile-report.md"
 	[[ -s "$OUT/itest.xml" ]] || missing+=("integration binary wrote no XML report (crashed?)")
@@ -216,6 +235,7 @@ else
 	say "siw.ko: $(tail -1 "$OUT/siw-module.log")"
 	rm -rf "$RES/siw"
 	O2_TRANSPORT=siw O2_RESULTS="$RES/siw" O2_KMEMLEAK=${O2_KMEMLEAK:-0} \
+		O2_LUSTRE= O2_LUSTRE_SKIP="the Lustre peer is tested on Soft-RoCE only" \
 		run_itest "$OUT/itest-siw.xml" "$OUT/itest-siw.log" "${O2_SIW_TIMEOUT:-1200}" \
 		--gtest_filter="$SFILTER"
 	[[ -s "$OUT/itest-siw.xml" ]] || missing+=("siw scenarios: no XML report (crashed?)")
@@ -328,6 +348,7 @@ if [[ "$KERNELS" != 0 ]]; then
 	if [[ -n "$MDBG" && -x "$ITEST" ]]; then
 		rm -rf "$RES/debug"
 		O2_KERNEL="$KDBG" O2_KO="$MDBG/o2lnd.ko" O2_RESULTS="$RES/debug" \
+		O2_LUSTRE= O2_LUSTRE_SKIP="the Lustre peer is built for Debian's kernel only" \
 			O2_TIMEOUT_SCALE="${O2_DEBUG_SCALE:-5}" O2_KMEMLEAK=1 O2_SHARE_BEDS=${O2_SHARE_BEDS:-1} \
 			run_itest "$OUT/itest-debug.xml" "$OUT/itest-debug.log" "${O2_DEBUG_TIMEOUT:-1800}" \
 			--gtest_filter="$DFILTER"

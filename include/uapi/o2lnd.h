@@ -548,7 +548,7 @@ struct o2lnd_ioc_peer_close {
  * unknown kind, an @arg out of range for the kind (CM_DROP and CM_DELAY
  * refuse DEVICE_REMOVAL, STALL refuses PHASE_NONE, SEND_DELAY needs 0),
  * a probability out of range, a delay for a kind without one or missing
- * where needed, @queue_depth not 0 or 2..255 or @max_frags above 256 (or
+ * where needed, @queue_depth not 0 or 2..255 or @max_frags above 257 (or
  * either of them for a kind other than REJECT), a NID that is neither
  * o2ib nor O2LND_NID_ANY, or nonzero @id, @index, @count_rules, @fired,
  * @pad; -ENOSPC past O2LND_FAULT_MAX_RULES rules; a rule whose reply

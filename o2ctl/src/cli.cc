@@ -482,9 +482,9 @@ constexpr Option kFaultAddOptions[] = {
     {"--delay", "", true}, {"--queue-depth", "", true}, {"--frags", "", true},
 };
 
-// What a reject may advertise (o2iblnd: peer_credits 2..255, 256 fragments).
+// What a reject may advertise (o2iblnd: peer_credits 2..255, 257 fragments).
 constexpr std::uint32_t kMaxQueueDepth = 255;
-constexpr std::uint32_t kMaxFrags = 256;
+constexpr std::uint32_t kMaxFrags = 257;
 
 // What the ARG of a kind is called in usage messages.
 std::string_view arg_word(o2lnd::NameKind kind) {
@@ -1013,7 +1013,7 @@ constexpr Command kCommands[] = {
      "      --prob P          chance of firing per match, 0 < P <= 1 (default 1)\n"
      "      --delay MS        cm-delay, send-delay: 1..10000 ms (required)\n"
      "      --queue-depth N   reject: queue depth advertised, 2..255 (0: ours)\n"
-     "      --frags N         reject: fragments advertised, 1..256 (0: ours)\n"
+     "      --frags N         reject: fragments advertised, 1..257 (0: ours)\n"
      "\n"
      "device_removal cannot be dropped or delayed.\n",
      kFaultAddOptions, run_fault_add},

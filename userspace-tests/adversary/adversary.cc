@@ -52,7 +52,7 @@ constexpr uint8_t kPutDone = 0xd5;
 constexpr uint8_t kGetReq = 0xd6;
 constexpr uint8_t kGetDone = 0xd7;
 constexpr uint32_t kMaxMsgSize = 4096;
-constexpr uint16_t kMaxFrags = 256;
+constexpr uint16_t kMaxFrags = 257;  // o2iblnd's IBLND_MAX_RDMA_FRAGS (LNET_MAX_IOV + 1)
 constexpr uint32_t kNetO2ib = 5;
 constexpr uint32_t kNetTcp = 2;
 constexpr uint32_t kNetLo = 9;
@@ -602,8 +602,8 @@ std::vector<Attempt> malformed_cases(const Ctx& c) {
         "queue_depth-" + std::to_string(qd),
         [qd](ConnMsg& m) { m.cp.queue_depth = static_cast<uint16_t>(qd); }, e);
   }
-  for (unsigned f : {0U, 1U, 256U, 257U, 65535U}) {
-    std::string e = f > 256 ? frags : (f < 1 ? uncompat : "accepted");
+  for (unsigned f : {0U, 1U, 256U, 257U, 258U, 65535U}) {
+    std::string e = f > kMaxFrags ? frags : (f < 1 ? uncompat : "accepted");
     field(
         "max_frags-" + std::to_string(f),
         [f](ConnMsg& m) { m.cp.max_frags = static_cast<uint16_t>(f); }, e);
@@ -613,16 +613,16 @@ std::vector<Attempt> malformed_cases(const Ctx& c) {
         "max_msg_size-" + std::to_string(s), [s](ConnMsg& m) { m.cp.max_msg_size = s; }, uncompat);
   }
   field(
-      "queue_depth-9-and-max_frags-257",
+      "queue_depth-9-and-max_frags-258",
       [](ConnMsg& m) {
         m.cp.queue_depth = 9;
-        m.cp.max_frags = 257;
+        m.cp.max_frags = 258;
       },
       qsize);
   field(
-      "max_frags-257-and-max_msg_size-0",
+      "max_frags-258-and-max_msg_size-0",
       [](ConnMsg& m) {
-        m.cp.max_frags = 257;
+        m.cp.max_frags = 258;
         m.cp.max_msg_size = 0;
       },
       frags);
@@ -645,7 +645,7 @@ std::vector<Attempt> malformed_cases(const Ctx& c) {
   swapped(
       "queue_depth-1", [](ConnMsg& m) { m.cp.queue_depth = 1; }, uncompat, false);
   swapped(
-      "max_frags-257", [](ConnMsg& m) { m.cp.max_frags = 257; }, frags, false);
+      "max_frags-258", [](ConnMsg& m) { m.cp.max_frags = 258; }, frags, false);
   swapped(
       "dstnid-wrong", [](ConnMsg& m) { m.hdr.dstnid = make_nid("192.168.1.2"); }, fatal, false);
   {
@@ -1134,7 +1134,7 @@ std::vector<SessionCase> bulk_cases() {
   });
   get("nfrags-0", "closed",
       [](Session& s, uint64_t, uint32_t k) { return s.get_req(4096, k, {}); });
-  get("nfrags-257", "closed", [](Session& s, uint64_t a, uint32_t k) {
+  get("nfrags-258", "closed", [](Session& s, uint64_t a, uint32_t k) {
     std::vector<RdFrag> f;
     for (uint32_t i = 0; i <= kMaxFrags; i++) f.push_back({1, a + i});
     return s.get_req(kMaxFrags + 1, k, f);

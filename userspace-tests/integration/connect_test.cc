@@ -343,7 +343,7 @@ TEST_P(EachRejectReason, IsHandled) {
   }
 }
 
-// Default peer_credits 8 and 256 fragments (O2_MAX_FRAGS): the rejecter
+// Default peer_credits 8 and 257 fragments (O2_MAX_FRAGS): the rejecter
 // advertises smaller (or not smaller / invalid) values.
 const RejectCase kRejectCases[] = {
     {"conn_race", "conn_race", "--count 1", Outcome::kRetried},
@@ -355,10 +355,10 @@ const RejectCase kRejectCases[] = {
     {"conn_uncompat", "conn_uncompat", "--count 1 --queue-depth 4 --frags 16",
      Outcome::kRenegotiated, 4, 16},
     // a queue depth / frags not smaller than ours: no retry (o2ctl refuses
-    // --frags above 256, so an invalid value is not reachable from here)
+    // --frags above 257, so an invalid value is not reachable from here)
     {"msg_queue_size_not_smaller", "msg_queue_size", "--count 1 --queue-depth 16", Outcome::kFails,
      0, 0, 1},
-    {"rdma_frags_not_smaller", "rdma_frags", "--count 1 --frags 256", Outcome::kFails, 0, 0, 1},
+    {"rdma_frags_not_smaller", "rdma_frags", "--count 1 --frags 257", Outcome::kFails, 0, 0, 1},
     // renegotiation is adopted once: a second reject ends it
     {"msg_queue_size_twice", "msg_queue_size", "--queue-depth 4", Outcome::kFails, 0, 0, 2},
     // retried after a backoff, at most 3 times

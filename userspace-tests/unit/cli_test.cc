@@ -933,14 +933,14 @@ TEST_F(CliTest, FaultAddRefusesWhatTheModuleRefuses) {
   EXPECT_EQ(run_o2ctl({"fault", "add", "reject", "fatal", "--queue-depth", "1"}), kExitUsage);
   EXPECT_NE(err().find("queue depth 1 out of range (2..255)"), std::string::npos) << err();
   EXPECT_EQ(run_o2ctl({"fault", "add", "reject", "fatal", "--queue-depth", "256"}), kExitUsage);
-  EXPECT_EQ(run_o2ctl({"fault", "add", "reject", "fatal", "--frags", "257"}), kExitUsage);
+  EXPECT_EQ(run_o2ctl({"fault", "add", "reject", "fatal", "--frags", "258"}), kExitUsage);
   EXPECT_EQ(run_o2ctl({"fault", "add", "cm-drop", "established", "--peer", "10.0.0.1@tcp"}),
             kExitUsage);
   EXPECT_NE(err().find("peer NID 10.0.0.1@tcp0 is not an o2ib NID"), std::string::npos) << err();
   EXPECT_EQ(run_o2ctl({"fault", "add", "cm-drop", "established", "--local", "0@lo"}), kExitUsage);
   EXPECT_EQ(kernel_->opens, 0);
   EXPECT_EQ(
-      run_o2ctl({"fault", "add", "reject", "fatal", "--queue-depth", "255", "--frags", "256"}),
+      run_o2ctl({"fault", "add", "reject", "fatal", "--queue-depth", "255", "--frags", "257"}),
       kExitOk)
       << err();
 }

@@ -41,10 +41,10 @@ Error ioctl_error(int err, const std::string& what) {
 Error invalid(std::string why) { return Error{EINVAL, std::move(why)}; }
 
 // What a REJECT rule may advertise (o2iblnd's limits: peer_credits 2..255,
-// at most 256 fragments).
+// at most 257 fragments: LNET_MAX_IOV + 1).
 constexpr std::uint32_t kMinQueueDepth = 2;
 constexpr std::uint32_t kMaxQueueDepth = 255;
-constexpr std::uint32_t kMaxFrags = 256;
+constexpr std::uint32_t kMaxFrags = 257;
 
 // Calls `show(index)` for index 0.. until ENOENT (at most `max` items).
 template <typename T, typename Show>
@@ -163,7 +163,7 @@ Result<std::monostate> validate(const FaultRule& rule) {
     return invalid("queue depth " + std::to_string(rule.queue_depth) + " out of range (2..255)");
   }
   if (rule.max_frags > kMaxFrags) {
-    return invalid("fragments " + std::to_string(rule.max_frags) + " out of range (0..256)");
+    return invalid("fragments " + std::to_string(rule.max_frags) + " out of range (0..257)");
   }
   for (auto [what, nid] : {std::pair{"peer", rule.peer}, std::pair{"local", rule.local}}) {
     if (!nid.is_any() && nid.type() != O2LND_NET_TYPE_O2IB) {

@@ -291,7 +291,7 @@ bool fault_has_delay(std::uint32_t kind);
 // kind (CM events but DEVICE_REMOVAL), probability 1..
 // O2LND_FAULT_PROB_ALWAYS, delay_ms 1..O2LND_FAULT_MAX_DELAY_MS for a kind
 // with a delay and 0 otherwise, queue_depth (0 or 2..255) and max_frags
-// (0..256) only for REJECT, peer and local o2ib NIDs or any.  EINVAL with
+// (0..257) only for REJECT, peer and local o2ib NIDs or any.  EINVAL with
 // the reason.
 Result<std::monostate> validate(const FaultRule& rule);
 

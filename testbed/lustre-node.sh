@@ -1,0 +1,120 @@
+#!/bin/bash
+# Runs in a guest: makes it a Lustre LNet node with the peer that
+# testbed/lustre-build.sh built (LNet + the in-kernel ko2iblnd), or takes
+# that node down again.
+#
+#   lustre-node.sh DIR up NETWORKS [LNET_PARAM...] [-- KO2IBLND_PARAM...]
+#       e.g. lustre-node.sh $dir up 'o2ib0(eth0)' -- peer_credits=16
+#       loads what DIR/ko/*.ko need (modprobe), libcfs, lnet networks=...,
+#       ko2iblnd, lnet_selftest, then `lnetctl lnet configure --all`; prints
+#       the node's NIDs (`lctl list_nids`)
+#   lustre-node.sh DIR down
+#       `lnetctl lnet unconfigure` (LNet shuts its NIs and peers down),
+#       then unloads the four modules; nothing is left loaded
+#   lustre-node.sh DIR loaded
+#       exit 0 if any module of the peer is loaded
+#   lustre-node.sh DIR brw FROM TO SECONDS [SIZE]
+#       an lnet_selftest session run from this node: brw write and read of
+#       SIZE (default 1M) with check=full, concurrency 4, from NID FROM to
+#       NID TO (both Lustre nodes with lnet_selftest loaded) for SECONDS;
+#       prints `lst stat` and `lst show_error`; exit 0 when both groups
+#       report "Total 0 error nodes" and the batch moved data
+#
+# DIR is the folder lustre-build.sh printed (ko/, bin/); the tools in
+# DIR/bin run from the shared host root.  Exit status: 0, else the failing
+# step's, with a line naming it.
+set -uo pipefail
+
+dir=${1:?usage: lustre-node.sh DIR up|down|loaded|brw ...}
+cmd=${2:?usage: lustre-node.sh DIR up|down|loaded|brw ...}
+shift 2
+say() { echo "lustre-node: $*" >&2; }
+mods=(lnet_selftest ko2iblnd lnet libcfs)
+
+loaded() {
+	local m
+	for m in "${mods[@]}"; do
+		[[ -d /sys/module/$m ]] && return 0
+	done
+	return 1
+}
+
+down() {
+	if [[ -d /sys/module/lnet ]]; then
+		# unconfigure waits for LNet's peers and NIs to go; bounded
+		timeout 120 "$dir/bin/lnetctl" lnet unconfigure > /dev/null 2>&1 ||
+			say "lnetctl lnet unconfigure failed (unloading anyway)"
+	fi
+	local m
+	for m in "${mods[@]}"; do
+		[[ -d /sys/module/$m ]] || continue
+		timeout 120 rmmod "$m" || { say "rmmod $m failed"; return 1; }
+	done
+	return 0
+}
+
+case "$cmd" in
+up)
+	networks=${1:?usage: lustre-node.sh DIR up NETWORKS ...}
+	shift
+	lparams=()
+	oparams=()
+	while [[ $# -gt 0 && "$1" != "--" ]]; do lparams+=("$1"); shift; done
+	[[ "${1:-}" == "--" ]] && shift
+	oparams=("$@")
+	loaded && { say "already loaded"; exit 1; }
+	# the kernel's own modules the peer's depend on
+	for ko in "$dir"/ko/*.ko; do
+		for dep in $(modinfo -F depends "$ko" | tr ',' ' '); do
+			case "$dep" in libcfs|lnet|ko2iblnd) continue ;; esac
+			modprobe "$dep" || { say "modprobe $dep failed"; exit 1; }
+		done
+	done
+	insmod "$dir/ko/libcfs.ko" || { say "insmod libcfs failed"; exit 1; }
+	insmod "$dir/ko/lnet.ko" networks="$networks" "${lparams[@]}" ||
+		{ say "insmod lnet networks=$networks ${lparams[*]} failed"; down; exit 1; }
+	insmod "$dir/ko/ko2iblnd.ko" "${oparams[@]}" ||
+		{ say "insmod ko2iblnd ${oparams[*]} failed"; down; exit 1; }
+	insmod "$dir/ko/lnet_selftest.ko" || { say "insmod lnet_selftest failed"; down; exit 1; }
+	timeout 120 "$dir/bin/lnetctl" lnet configure --all ||
+		{ say "lnetctl lnet configure --all failed"; down; exit 1; }
+	"$dir/bin/lctl" list_nids
+	;;
+down)
+	down
+	;;
+loaded)
+	loaded
+	;;
+brw)
+	from=${1:?FROM}; to=${2:?TO}; secs=${3:?SECONDS}; size=${4:-1M}
+	export LST_SESSION=$$
+	lst() { "$dir/bin/lst" "$@"; }
+	lst new_session --timeout 60 interop > /dev/null || { say "lst new_session failed"; exit 1; }
+	ok=1
+	if lst add_group from "$from" > /dev/null && lst add_group to "$to" > /dev/null &&
+		lst add_batch b > /dev/null &&
+		lst add_test --batch b --concurrency 4 --from from --to to brw write check=full size="$size" > /dev/null &&
+		lst add_test --batch b --concurrency 4 --from from --to to brw read check=full size="$size" > /dev/null &&
+		lst run b > /dev/null; then
+		sleep "$secs"
+		out=$(lst stat --count 1 --delay 3 from to 2>&1)
+		echo "$out"
+		lst stop b > /dev/null
+		errs=$(lst show_error from to 2>&1)
+		echo "$errs"
+		[[ $(grep -c '^Total 0 error nodes' <<<"$errs") == 2 ]] || ok=0
+		# data moved: a non-zero bandwidth line of the sender group
+		grep -A2 '^\[LNet Bandwidth of from\]' <<<"$out" | grep -Eq 'Avg: +[0-9]*[1-9]' || ok=0
+	else
+		say "setting up the lst batch failed"
+		ok=0
+	fi
+	lst end_session > /dev/null
+	[[ $ok == 1 ]]
+	;;
+*)
+	say "unknown command $cmd (up, down, loaded, brw)"
+	exit 2
+	;;
+esac
