@@ -87,7 +87,7 @@ std::string testbed_script(const std::string& name) {
   std::string node(const std::string& args) {                                                \
     return sh_quote(testbed_script("lustre-node.sh")) + " " + sh_quote(dir_) + " " + args;   \
   }                                                                                          \
-  /* LNet with ko2iblnd on `networks`; lnet/ko2iblnd module parameters */                   \
+  /* LNet with ko2iblnd on `networks`; lnet/ko2iblnd module parameters */                    \
   void lustre_up(Guest& g, const std::string& networks, const std::string& lnet = "",        \
                  const std::string& lnd = "") {                                              \
     RunResult r = run(g, node("up " + sh_quote(networks) + " " + lnet + " -- " + lnd), 180); \
@@ -203,8 +203,8 @@ TEST_F(Interop, LustreConnectsWithoutAReject) {
 // with o2lnd's depth; a larger o2lnd offer is renegotiated the same way.
 struct DepthCase {
   const char* name;
-  int lustre;      // ko2iblnd peer_credits
-  int o2;          // o2lnd peer_credits
+  int lustre;  // ko2iblnd peer_credits
+  int o2;      // o2lnd peer_credits
   bool lustre_connects;
 };
 
@@ -237,8 +237,8 @@ TEST_P(InteropDepth, NegotiatesTheSmallerQueueDepth) {
     EXPECT_EQ(field(p, "last reject"), "msg_queue_size") << dump_record(p);
   }
   if (o2_rejects) {
-    RunResult d =
-        run(o2, "dmesg | grep -F " + sh_quote("rejected " + std::string(kLustre0) + "'s connection"));
+    RunResult d = run(
+        o2, "dmesg | grep -F " + sh_quote("rejected " + std::string(kLustre0) + "'s connection"));
     EXPECT_NE(d.out.find("MSG_QUEUE_SIZE (it offers queue depth " + std::to_string(c.lustre)),
               std::string::npos)
         << "no log line for the reject:\n"
@@ -249,8 +249,8 @@ TEST_P(InteropDepth, NegotiatesTheSmallerQueueDepth) {
     EXPECT_TRUE(lctl_ping(lu, kO2lnd, &out)) << out;
     EXPECT_TRUE(o2_ping(o2, kLustre0, &out)) << out;
   }
-  RunResult sp = o2ctl(o2, "selftest ping " + std::string(kLustre0) +
-                               " --concurrency " + std::to_string(2 * want) + " --duration 3");
+  RunResult sp = o2ctl(o2, "selftest ping " + std::string(kLustre0) + " --concurrency " +
+                               std::to_string(2 * want) + " --duration 3");
   EXPECT_TRUE(sp.ok()) << sp.out;
   EXPECT_NE(sp.out.find("ping errors:      0 "), std::string::npos) << sp.out;
 }
@@ -314,8 +314,8 @@ TEST_F(Interop, ConnectionRaceLeavesOneConnection) {
     // Both pings wait for one file on the shared project folder (mounted
     // uncached in the guests): they start within milliseconds of each
     // other, so that both connects are in flight at once.
-    fs::path go = fs::path(O2_ITEST_SOURCE_DIR) / "results" /
-                  (".interop-go-" + std::to_string(::getpid()));
+    fs::path go =
+        fs::path(O2_ITEST_SOURCE_DIR) / "results" / (".interop-go-" + std::to_string(::getpid()));
     fs::create_directories(go.parent_path());
     fs::remove(go);
     std::string wait = "while [ ! -e " + sh_quote(go.string()) + " ]; do sleep 0.005; done; ";
@@ -450,11 +450,13 @@ TEST_F(Interop, SelftestRpcsDoNotUpsetTheLustreNode) {
   EXPECT_TRUE(sp.ok()) << sp.out;
   EXPECT_NE(sp.out.find("ping errors:      0 "), std::string::npos) << sp.out;
   RunResult bw = o2ctl(
-      o2, "selftest brw write " + std::string(kLustre0) + " --size 64K --concurrency 4 --duration 3",
+      o2,
+      "selftest brw write " + std::string(kLustre0) + " --size 64K --concurrency 4 --duration 3",
       60);
   EXPECT_EQ(bw.status, 1) << bw.out;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(bw.out, m, std::regex(R"(brw errors: +(\d+) \(expired (\d+), dropped (\d+))")))
+  ASSERT_TRUE(std::regex_search(bw.out, m,
+                                std::regex(R"(brw errors: +(\d+) \(expired (\d+), dropped (\d+))")))
       << bw.out;
   EXPECT_GT(std::stoi(m[1]), 0) << bw.out;
   EXPECT_EQ(m[2], "0") << bw.out;
@@ -489,8 +491,8 @@ TEST_F(InteropRouting, O2lndRoutesBetweenLustreNodes) {
   RunResult b = run(compute, node("brw " + std::string(kCompute) + " " + kServer + " 8"), 120);
   EXPECT_TRUE(b.ok()) << b.out;
   std::smatch m;
-  if (std::regex_search(b.out, m,
-                        std::regex(R"(\[LNet Bandwidth of from\]\n\[R\] Avg: +([0-9.]+) +MiB/s)"))) {
+  if (std::regex_search(
+          b.out, m, std::regex(R"(\[LNet Bandwidth of from\]\n\[R\] Avg: +([0-9.]+) +MiB/s)"))) {
     figure("interop_lst_via_o2lnd_router_read_mib_s", m[1]);
   }
   // The bulk went through o2lnd's router buffers.
@@ -517,9 +519,9 @@ TEST_F(InteropRouting, LustreRoutesBetweenO2lndNodes) {
   ASSERT_TRUE(insmod_with(compute, "o2ib0(eth0)",
                           sh_quote("routes=\"o2ib1 " + std::string(kRouter0) + "\""))
                   .ok());
-  ASSERT_TRUE(insmod_with(server, "o2ib1(eth0)",
-                          sh_quote("routes=\"o2ib " + std::string(kRouter1) + "\""))
-                  .ok());
+  ASSERT_TRUE(
+      insmod_with(server, "o2ib1(eth0)", sh_quote("routes=\"o2ib " + std::string(kRouter1) + "\""))
+          .ok());
   std::string out;
   for (int i = 0; i < 5; i++) {
     EXPECT_TRUE(o2_ping(compute, "192.168.2.1@o2ib1", &out)) << out;
@@ -539,7 +541,8 @@ TEST_F(InteropRouting, LustreRoutesBetweenO2lndNodes) {
   }
   RunResult st = lnetctl(router, "stats show");
   std::smatch f;
-  ASSERT_TRUE(std::regex_search(st.out, f, std::regex(R"((?:^|\n) *route_count: (\d+))"))) << st.out;
+  ASSERT_TRUE(std::regex_search(st.out, f, std::regex(R"((?:^|\n) *route_count: (\d+))")))
+      << st.out;
   EXPECT_GT(std::stoll(f[1]), 100) << st.out;
 }
 
