@@ -18,6 +18,10 @@
 #                   guests (ROUNDS=<n>, default 3); results/bench-routing.md
 #   make bench-faults  brw/ping rates at 0, 0.1, 1, 5% netem loss beside
 #                   ib_write_bw, two guests, one boot; results/bench-faults.md
+#   make bench-vs-o2iblnd  o2lnd beside Lustre's o2iblnd (lst) in two guests
+#                   of one boot, alternating stacks, 3 rounds: bulk, 4 KiB,
+#                   ping, CPU per GiB; results/bench-vs-o2iblnd.md (needs the
+#                   Lustre peer: O2_LUSTRE_SRC, see testbed/lustre-build.sh)
 #   make bench-soak the connection soaks at lengths make check does not
 #                   afford (1000 race rounds, 600 s of dead-peer pings);
 #                   results/bench-soak.md
@@ -41,7 +45,7 @@ endif
 BUILD ?= $(TOP)/build
 JOBS ?= $(shell nproc)
 
-.PHONY: all module userspace setup run check bench-recovery bench-msg bench-bulk bench-routing bench-faults bench-soak clean tidy format checkpatch
+.PHONY: all module userspace setup run check bench-recovery bench-msg bench-bulk bench-routing bench-faults bench-vs-o2iblnd bench-soak clean tidy format checkpatch
 
 all: module userspace
 
@@ -83,7 +87,7 @@ bench-bulk: setup
 	@$(MAKE) --no-print-directory all
 	$(TOP)/testbed/bench-bulk.sh $(if $(ROUNDS),--rounds $(ROUNDS))
 
-bench-routing bench-faults bench-soak: setup
+bench-routing bench-faults bench-vs-o2iblnd bench-soak: setup
 	@$(MAKE) --no-print-directory all
 	$(TOP)/testbed/bench-itest.sh $(@:bench-%=%) $(if $(ROUNDS),--rounds $(ROUNDS))
 

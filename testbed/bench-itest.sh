@@ -13,6 +13,15 @@
 #       RealFaults.ThroughputAtEachLossRateBesideIbWriteBw: brw and ping
 #       rates at 0, 0.1, 1 and 5% netem loss in one boot (two guests), as
 #       ratios to the lossless figure, beside ib_write_bw at the same loss
+#   testbed/bench-itest.sh vs-o2iblnd [--rounds R]
+#       InteropBench.O2lndBesideO2iblndInOneBoot: o2lnd (o2ctl selftest)
+#       beside Lustre's LNet + ko2iblnd (lst) in the same two guests of one
+#       boot, stacks alternating round by round (O2_BENCH_ROUNDS, default 3;
+#       O2_BENCH_SECONDS per test, default 20): bulk 1 MiB write/read at 1
+#       and 8 in flight, 4 KiB write and ping at 8 and 1, host CPU per GiB
+#       and per 1000 RPCs, medians and ratios.  Needs the Lustre peer
+#       (testbed/lustre-build.sh, from O2_LUSTRE_SRC; built if O2_LUSTRE
+#       is not set)
 #   testbed/bench-itest.sh soak [--rounds R]
 #       the connection soaks at lengths make check does not afford:
 #       ConnectVeth.BothSidesConnectAtOnceEndWithOneConnection with 1000
@@ -33,7 +42,7 @@ ROUNDS=1
 while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--rounds) ROUNDS=$2; shift 2 ;;
-	*) echo "usage: testbed/bench-itest.sh routing|faults|soak [--rounds R]" >&2; exit 2 ;;
+	*) echo "usage: testbed/bench-itest.sh routing|faults|vs-o2iblnd|soak [--rounds R]" >&2; exit 2 ;;
 	esac
 done
 case $NAME in
@@ -44,11 +53,19 @@ routing)
 faults)
 	FILTER='RealFaults.ThroughputAtEachLossRateBesideIbWriteBw'
 	;;
+vs-o2iblnd)
+	FILTER='InteropBench.O2lndBesideO2iblndInOneBoot'
+	if [[ -z "${O2_LUSTRE:-}" ]]; then
+		O2_LUSTRE=$("$TOP/testbed/lustre-build.sh" | tail -1) ||
+			{ echo "bench-vs-o2iblnd: no Lustre peer (testbed/lustre-build.sh: $O2_LUSTRE)" >&2; exit 1; }
+		export O2_LUSTRE
+	fi
+	;;
 soak)
 	FILTER='ConnectVeth.BothSidesConnectAtOnceEndWithOneConnection:ConnectVeth.DeadPeerAttemptsArePaced*'
 	export O2_RACE_ROUNDS=${O2_RACE_ROUNDS:-1000} O2_DEAD_PEER_SECONDS=${O2_DEAD_PEER_SECONDS:-600}
 	;;
-*) echo "usage: testbed/bench-itest.sh routing|faults|soak [--rounds R]" >&2; exit 2 ;;
+*) echo "usage: testbed/bench-itest.sh routing|faults|vs-o2iblnd|soak [--rounds R]" >&2; exit 2 ;;
 esac
 ITEST="$BUILD/userspace-tests/integration/o2lnd_itest"
 [[ -x "$ITEST" ]] || { echo "bench-$NAME: no $ITEST (make userspace)" >&2; exit 1; }

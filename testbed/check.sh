@@ -206,7 +206,7 @@ if [[ -x "$ITEST" ]]; then
 	rm -rf "$RES/hostile"  # the Hostile suites' report (fuzzer counts, privilege, parameters)
 	# Scenarios that only record figures run in make bench-* instead
 	# (testbed/bench-itest.sh), unless a FILTER names them.
-	BENCH_ONLY='RoutingThreeGuests.RoutedBrwWriteBandwidthAgainstDirect:RealFaults.ThroughputAtEachLossRateBesideIbWriteBw'
+	BENCH_ONLY='RoutingThreeGuests.RoutedBrwWriteBandwidthAgainstDirect:RealFaults.ThroughputAtEachLossRateBesideIbWriteBw:InteropBench.*'
 	args=(--gtest_filter="${FILTER:--$BENCH_ONLY}")
 	O2_KMEMLEAK=${O2_KMEMLEAK:-0} run_itest "$OUT/itest.xml" "$OUT/itest.log" "${O2_CHECK_TIMEOUT:-3000}" "${args[@]}"
 	stage_done 4 "log $OUT/itest.log, guest logs $RES/itest/"

@@ -19,14 +19,19 @@
 #       NID TO (both Lustre nodes with lnet_selftest loaded) for SECONDS;
 #       prints `lst stat` and `lst show_error`; exit 0 when both groups
 #       report "Total 0 error nodes" and the batch moved data
+#   lustre-node.sh DIR bench FROM TO SECONDS CONCURRENCY LST_TEST...
+#       one lst test (e.g. `brw write size=1M`, `ping`) from FROM to TO at
+#       CONCURRENCY for SECONDS: 3 s of warm-up, then `lst stat` over the
+#       rest (rates and bandwidth of both groups); exit 0 when both groups
+#       report no error node
 #
 # DIR is the folder lustre-build.sh printed (ko/, bin/); the tools in
 # DIR/bin run from the shared host root.  Exit status: 0, else the failing
 # step's, with a line naming it.
 set -uo pipefail
 
-dir=${1:?usage: lustre-node.sh DIR up|down|loaded|brw ...}
-cmd=${2:?usage: lustre-node.sh DIR up|down|loaded|brw ...}
+dir=${1:?usage: lustre-node.sh DIR up|down|loaded|brw|bench ...}
+cmd=${2:?usage: lustre-node.sh DIR up|down|loaded|brw|bench ...}
 shift 2
 say() { echo "lustre-node: $*" >&2; }
 mods=(lnet_selftest ko2iblnd lnet libcfs)
@@ -113,8 +118,31 @@ brw)
 	lst end_session > /dev/null
 	[[ $ok == 1 ]]
 	;;
+bench)
+	from=${1:?FROM}; to=${2:?TO}; secs=${3:?SECONDS}; conc=${4:?CONCURRENCY}
+	shift 4
+	export LST_SESSION=$$
+	lst() { "$dir/bin/lst" "$@"; }
+	lst new_session --timeout 60 bench > /dev/null || { say "lst new_session failed"; exit 1; }
+	ok=1
+	if lst add_group from "$from" > /dev/null && lst add_group to "$to" > /dev/null &&
+		lst add_batch b > /dev/null &&
+		lst add_test --batch b --concurrency "$conc" --from from --to to "$@" > /dev/null &&
+		lst run b > /dev/null; then
+		sleep 3
+		lst stat --count 1 --delay $((secs > 4 ? secs - 3 : 1)) from to 2>&1
+		lst stop b > /dev/null
+		errs=$(lst show_error from to 2>&1)
+		[[ $(grep -c '^Total 0 error nodes' <<<"$errs") == 2 ]] || { echo "$errs"; ok=0; }
+	else
+		say "setting up the lst batch failed"
+		ok=0
+	fi
+	lst end_session > /dev/null
+	[[ $ok == 1 ]]
+	;;
 *)
-	say "unknown command $cmd (up, down, loaded, brw)"
+	say "unknown command $cmd (up, down, loaded, brw, bench)"
 	exit 2
 	;;
 esac

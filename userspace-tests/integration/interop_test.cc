@@ -17,12 +17,16 @@
 // (or that O2_LUSTRE is not set).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <iterator>
+#include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -544,6 +548,176 @@ TEST_F(InteropRouting, LustreRoutesBetweenO2lndNodes) {
   ASSERT_TRUE(std::regex_search(st.out, f, std::regex(R"((?:^|\n) *route_count: (\d+))")))
       << st.out;
   EXPECT_GT(std::stoll(f[1]), 100) << st.out;
+}
+
+// --- beside o2iblnd (make bench-vs-o2iblnd, not make check) ---------------
+//
+// The same two guests of one boot carry each test shape with Lustre's
+// stack (LNet + ko2iblnd, driven by lst) and with o2lnd (o2ctl selftest),
+// stacks alternating round by round.  Figures per round and stack:
+// MiB/s (bulk) or RPC/s, and the host CPU seconds both guests' QEMU
+// processes used per GiB moved (bulk) or per 1000 RPCs (the RPCs of lst:
+// its steady rate times the run's length).  lst's RPC rates come from the
+// server group's LNet receive rate: a ping RPC is one message there, a brw
+// write two (the request and the bulk GET's reply).
+// O2_BENCH_ROUNDS (default 3), O2_BENCH_SECONDS (default 20).
+
+O2_SUITE_CLASS(InteropBench, "two", O2_INTEROP_MEMBERS);
+
+struct BenchShape {
+  const char* name;
+  const char* lst;  // lst add_test arguments after the concurrency
+  const char* o2;   // o2ctl selftest arguments after the target
+  int inflight;
+  bool bulk;        // figure in MiB/s (else RPC/s)
+  double lst_msgs;  // server LNet messages received per lst RPC
+  uint64_t bytes;   // payload of one RPC (bulk)
+};
+
+const BenchShape kShapes[] = {
+    {"brw_write_1M_x1", "brw write size=1M", "brw write --size 1M", 1, true, 2, 1U << 20},
+    {"brw_read_1M_x1", "brw read size=1M", "brw read --size 1M", 1, true, 1, 1U << 20},
+    {"brw_write_1M_x8", "brw write size=1M", "brw write --size 1M", 8, true, 2, 1U << 20},
+    {"brw_write_4K_x8", "brw write size=4K", "brw write --size 4K", 8, false, 2, 4096},
+    {"ping_x1", "ping", "ping", 1, false, 1, 0},
+    {"ping_x8", "ping", "ping", 8, false, 1, 0},
+};
+
+// utime + stime (s) of a guest's QEMU process.
+double qemu_cpu_s(const Guest& g) {
+  std::ifstream pf(g.config().dir + "/qemu.pid");
+  long pid = -1;
+  pf >> pid;
+  std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
+  std::string all((std::istreambuf_iterator<char>(st)), std::istreambuf_iterator<char>());
+  size_t rp = all.rfind(')');
+  if (rp == std::string::npos) return 0;
+  std::istringstream is(all.substr(rp + 2));
+  std::string tok;
+  double ut = 0;
+  double stime = 0;
+  for (int f = 3; f <= 15 && is >> tok; f++) {  // field 3 is the state
+    if (f == 14) ut = std::stod(tok);
+    if (f == 15) stime = std::stod(tok);
+  }
+  return (ut + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+int bench_env(const char* name, int def) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::atoi(v) : def;
+}
+
+// "[LNet <what> of <group>]\n[R] Avg: <x>" (or [W]) in lst stat output.
+double lst_avg(const std::string& out, const std::string& what, const std::string& group, char rw) {
+  std::string head = "[LNet " + what + " of " + group + "]";
+  size_t at = out.find(head);
+  if (at == std::string::npos) return -1;
+  std::smatch m;
+  std::string rest = out.substr(at + head.size());
+  std::string re = std::string("\\[") + rw + R"(\] Avg: +([0-9.]+))";
+  if (!std::regex_search(rest, m, std::regex(re))) return -1;
+  return std::stod(m[1]);
+}
+
+TEST_F(InteropBench, O2lndBesideO2iblndInOneBoot) {
+  Guest& g1 = guest("g1");
+  Guest& g2 = guest("g2");
+  const int rounds = bench_env("O2_BENCH_ROUNDS", 3);
+  const int secs = bench_env("O2_BENCH_SECONDS", 20);
+  const std::string from = "192.168.1.1@o2ib";
+  const std::string to = "192.168.1.2@o2ib";
+  // (stack, shape) -> values per round; the same for CPU per unit
+  std::map<std::pair<std::string, std::string>, std::vector<double>> vals;
+  std::map<std::pair<std::string, std::string>, std::vector<double>> cpus;
+  for (int r = 1; r <= rounds; r++) {
+    for (int k = 0; k < 2; k++) {
+      bool lustre = (r % 2 == 1) == (k == 0);  // odd rounds: o2iblnd first
+      std::string stack = lustre ? "o2iblnd" : "o2lnd";
+      if (lustre) {
+        lustre_up(g1, kNet);
+        lustre_up(g2, kNet);
+      } else {
+        ASSERT_TRUE(insmod(g1, kNet).ok());
+        ASSERT_TRUE(insmod(g2, kNet).ok());
+        ASSERT_TRUE(o2_ping(g1, "192.168.1.2@o2ib0"));
+      }
+      if (HasFatalFailure()) return;
+      for (const BenchShape& s : kShapes) {
+        double cpu0 = qemu_cpu_s(g1) + qemu_cpu_s(g2);
+        double value = -1;
+        double rpcs = 0;
+        if (lustre) {
+          std::string args = "bench " + from;
+          args += " " + to + " " + std::to_string(secs) + " " + std::to_string(s.inflight) + " ";
+          args += s.lst;
+          RunResult b = run(g1, node(args), secs + 90);
+          EXPECT_TRUE(b.ok()) << s.name << "\n" << b.out;
+          // lst stat reports the rate after 3 s of warm-up; the traffic (and
+          // the CPU measured around the command) lasts the whole `secs`
+          const double t = secs;
+          if (s.bulk) {
+            // the receiving group's bandwidth: the server for writes
+            bool write = std::string(s.lst).find("write") != std::string::npos;
+            value = lst_avg(b.out, "Bandwidth", write ? "to" : "from", 'R');
+            rpcs = value * t * (1 << 20) / static_cast<double>(s.bytes);
+          } else {
+            value = lst_avg(b.out, "Rates", "to", 'R') / s.lst_msgs;
+            rpcs = value * t;
+          }
+        } else {
+          RunResult b =
+              o2ctl(g1,
+                    std::string("selftest ") + s.o2 + " 192.168.1.2@o2ib0 --concurrency " +
+                        std::to_string(s.inflight) + " --duration " + std::to_string(secs),
+                    secs + 90);
+          EXPECT_TRUE(b.ok()) << s.name << "\n" << b.out;
+          std::smatch m;
+          std::regex re(s.bulk ? R"(MiB/s: +([0-9.]+))" : R"(rpc/s: +([0-9.]+))");
+          if (std::regex_search(b.out, m, re)) value = std::stod(m[1]);
+          std::smatch n;
+          if (std::regex_search(b.out, n, std::regex(R"(rpcs: +(\d+))"))) rpcs = std::stod(n[1]);
+        }
+        double cpu = qemu_cpu_s(g1) + qemu_cpu_s(g2) - cpu0;
+        figure(stack + "_" + s.name + "_r" + std::to_string(r), std::to_string(value));
+        vals[{stack, s.name}].push_back(value);
+        if (rpcs > 0) {
+          double per = s.bulk ? cpu / (rpcs * static_cast<double>(s.bytes) / (1ULL << 30))
+                              : cpu * 1000 / rpcs;
+          figure(stack + "_" + s.name + (s.bulk ? "_cpu_s_per_gib" : "_cpu_s_per_1000_rpcs") +
+                     "_r" + std::to_string(r),
+                 std::to_string(per));
+          cpus[{stack, s.name}].push_back(per);
+        }
+      }
+      if (lustre) {
+        lustre_down(g1);
+        lustre_down(g2);
+      } else {
+        ASSERT_TRUE(rmmod(g1).ok());
+        ASSERT_TRUE(rmmod(g2).ok());
+      }
+    }
+  }
+  auto median = [](std::vector<double> v) {
+    if (v.empty()) return -1.0;
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  for (const BenchShape& s : kShapes) {
+    double a = median(vals[{"o2iblnd", s.name}]);
+    double b = median(vals[{"o2lnd", s.name}]);
+    std::string unit = s.bulk ? "mib_s" : "rpc_s";
+    figure(std::string("median_o2iblnd_") + s.name + "_" + unit, std::to_string(a));
+    figure(std::string("median_o2lnd_") + s.name + "_" + unit, std::to_string(b));
+    if (a > 0) figure(std::string("ratio_o2lnd_to_o2iblnd_") + s.name, std::to_string(b / a));
+    double ca = median(cpus[{"o2iblnd", s.name}]);
+    double cb = median(cpus[{"o2lnd", s.name}]);
+    if (ca > 0 && cb > 0) {
+      figure(std::string("ratio_o2lnd_to_o2iblnd_cpu_") + s.name, std::to_string(cb / ca));
+    }
+  }
 }
 
 }  // namespace
