@@ -683,7 +683,7 @@ void Fuzzer::gen_arg(const CmdInfo& c, std::vector<unsigned char>& arg, std::str
         const bool delayed = a.kind == O2LND_FAULT_CM_DELAY || a.kind == O2LND_FAULT_SEND_DELAY;
         u32_field(a.delay_ms, delayed ? 1 + below(100) : 0, 1, O2LND_FAULT_MAX_DELAY_MS, "delay");
         u32_field(a.queue_depth, 0, 2, 255, "queue_depth");
-        u32_field(a.max_frags, 0, 1, 256, "max_frags");
+        u32_field(a.max_frags, 0, 1, 257, "max_frags");  // o2iblnd: LNET_MAX_IOV + 1
         u32_field(a.id, 0, 1, 2, "id");
         u32_field(a.index, 0, 0, 1, "index");
         u32_field(a.count_rules, 0, 0, 1, "count_rules");
