@@ -44,6 +44,7 @@ static void o2t_check_cases(struct kunit *test, const struct o2t_cp_case *c,
 static void connparams_check_accepts_equal_or_smaller(struct kunit *test)
 {
 	static const struct o2t_cp_case c[] = {
+		{ 8, O2_MAX_FRAGS, 4096, 0 },	/* what a Lustre node offers */
 		{ 8, 256, 4096, 0 },
 		{ 2, 256, 4096, 0 },	/* smallest usable queue */
 		{ 7, 256, 4096, 0 },
@@ -61,7 +62,7 @@ static void connparams_check_deeper_queue_is_msg_queue_size(struct kunit *test)
 		{ 9, 256, 4096, O2_REJECT_MSG_QUEUE_SIZE },
 		{ 0xffff, 256, 4096, O2_REJECT_MSG_QUEUE_SIZE },
 		/* checked first: wins over every other problem */
-		{ 9, 257, 8192, O2_REJECT_MSG_QUEUE_SIZE },
+		{ 9, O2_MAX_FRAGS + 1, 8192, O2_REJECT_MSG_QUEUE_SIZE },
 	};
 
 	o2t_check_cases(test, c, ARRAY_SIZE(c));
@@ -70,10 +71,10 @@ static void connparams_check_deeper_queue_is_msg_queue_size(struct kunit *test)
 static void connparams_check_more_frags_is_rdma_frags(struct kunit *test)
 {
 	static const struct o2t_cp_case c[] = {
-		{ 8, 257, 4096, O2_REJECT_RDMA_FRAGS },
+		{ 8, O2_MAX_FRAGS + 1, 4096, O2_REJECT_RDMA_FRAGS },
 		{ 8, 0xffff, 4096, O2_REJECT_RDMA_FRAGS },
 		/* wins over a wrong message size and a tiny queue */
-		{ 1, 257, 8192, O2_REJECT_RDMA_FRAGS },
+		{ 1, O2_MAX_FRAGS + 1, 8192, O2_REJECT_RDMA_FRAGS },
 	};
 
 	o2t_check_cases(test, c, ARRAY_SIZE(c));
