@@ -58,6 +58,16 @@ down() {
 	return 0
 }
 
+# lst_session NAME FROM TO: a new lst session NAME ($LST_SESSION = this
+# shell) with groups "from" and "to" and an empty batch "b"
+lst() { "$dir/bin/lst" "$@"; }
+lst_session() {
+	export LST_SESSION=$$
+	lst new_session --timeout 60 "$1" > /dev/null || { say "lst new_session failed"; exit 1; }
+	lst add_group from "$2" > /dev/null && lst add_group to "$3" > /dev/null &&
+		lst add_batch b > /dev/null
+}
+
 case "$cmd" in
 up)
 	networks=${1:?usage: lustre-node.sh DIR up NETWORKS ...}
@@ -93,12 +103,8 @@ loaded)
 	;;
 brw)
 	from=${1:?FROM}; to=${2:?TO}; secs=${3:?SECONDS}; size=${4:-1M}
-	export LST_SESSION=$$
-	lst() { "$dir/bin/lst" "$@"; }
-	lst new_session --timeout 60 interop > /dev/null || { say "lst new_session failed"; exit 1; }
 	ok=1
-	if lst add_group from "$from" > /dev/null && lst add_group to "$to" > /dev/null &&
-		lst add_batch b > /dev/null &&
+	if lst_session interop "$from" "$to" &&
 		lst add_test --batch b --concurrency 4 --from from --to to brw write check=full size="$size" > /dev/null &&
 		lst add_test --batch b --concurrency 4 --from from --to to brw read check=full size="$size" > /dev/null &&
 		lst run b > /dev/null; then
@@ -121,12 +127,8 @@ brw)
 bench)
 	from=${1:?FROM}; to=${2:?TO}; secs=${3:?SECONDS}; conc=${4:?CONCURRENCY}
 	shift 4
-	export LST_SESSION=$$
-	lst() { "$dir/bin/lst" "$@"; }
-	lst new_session --timeout 60 bench > /dev/null || { say "lst new_session failed"; exit 1; }
 	ok=1
-	if lst add_group from "$from" > /dev/null && lst add_group to "$to" > /dev/null &&
-		lst add_batch b > /dev/null &&
+	if lst_session bench "$from" "$to" &&
 		lst add_test --batch b --concurrency "$conc" --from from --to to "$@" > /dev/null &&
 		lst run b > /dev/null; then
 		sleep 3

@@ -118,6 +118,18 @@ std::string testbed_script(const std::string& name) {
     if (out != nullptr) *out = r.out;                                                        \
     return r.ok() && r.out.find("primary nid: " + nid) != std::string::npos;                 \
   }                                                                                          \
+  /* the ping loop in g's /tmp/loop.log (ping_loop()), from now: its  */                     \
+  /* pings succeed within 20 s and none fails after the first good one */                    \
+  void expect_loop_recovers(Guest& g, const std::string& never, const std::string& fig) {    \
+    double t0 = std::stod(run(g, "date +%s.%3N").out);                                       \
+    std::this_thread::sleep_for(std::chrono::seconds(20));                                   \
+    run(g, "touch /tmp/stop-loop; sleep 6");                                                 \
+    LoopStats s = loop_stats(run(g, "cat /tmp/loop.log").out, t0);                           \
+    EXPECT_GE(s.first_ok, 0) << never;                                                       \
+    EXPECT_EQ(s.fails_after, 0) << "pings failed after the first good one";                  \
+    EXPECT_GT(s.oks_after, 0);                                                               \
+    figure(fig, std::to_string(s.first_ok));                                                 \
+  }                                                                                          \
   bool o2_ping(Guest& g, const std::string& nid, std::string* out = nullptr) {               \
     RunResult r = o2ctl(g, "ping " + nid + " --timeout 10", 60);                             \
     if (out != nullptr) *out = r.out;                                                        \
@@ -381,14 +393,8 @@ TEST_F(Interop, LustreNodeRebootIsSurvived) {
   std::this_thread::sleep_for(std::chrono::seconds(3));
   lu.boot();
   lustre_up(lu, kNet);
-  double t0 = std::stod(run(o2, "date +%s.%3N").out);
-  std::this_thread::sleep_for(std::chrono::seconds(20));
-  run(o2, "touch /tmp/stop-loop; sleep 6");
-  LoopStats s = loop_stats(run(o2, "cat /tmp/loop.log").out, t0);
-  EXPECT_GE(s.first_ok, 0) << "o2lnd never reached the rebooted Lustre node";
-  EXPECT_EQ(s.fails_after, 0) << "pings failed after the first good one";
-  EXPECT_GT(s.oks_after, 0);
-  figure("interop_lustre_reboot_first_ok_s", std::to_string(s.first_ok));
+  expect_loop_recovers(o2, "o2lnd never reached the rebooted Lustre node",
+                       "interop_lustre_reboot_first_ok_s");
   Record p = peer(o2, "192.168.1.2@o2ib0", kLustre0);
   EXPECT_EQ(field(p, "health"), "up") << dump_record(p);
 }
@@ -413,14 +419,8 @@ TEST_F(Interop, O2lndNodeRebootIsSurvivedByLustre) {
   std::this_thread::sleep_for(std::chrono::seconds(3));
   o2.boot();
   ASSERT_TRUE(insmod(o2, kNet).ok());
-  double t0 = std::stod(run(lu, "date +%s.%3N").out);
-  std::this_thread::sleep_for(std::chrono::seconds(20));
-  run(lu, "touch /tmp/stop-loop; sleep 6");
-  LoopStats s = loop_stats(run(lu, "cat /tmp/loop.log").out, t0);
-  EXPECT_GE(s.first_ok, 0) << "Lustre never reached the rebooted o2lnd node";
-  EXPECT_EQ(s.fails_after, 0) << "pings failed after the first good one";
-  EXPECT_GT(s.oks_after, 0);
-  figure("interop_o2lnd_reboot_first_ok_s", std::to_string(s.first_ok));
+  expect_loop_recovers(lu, "Lustre never reached the rebooted o2lnd node",
+                       "interop_o2lnd_reboot_first_ok_s");
 }
 
 // `lnetctl discover` of the o2lnd node answers with its NID (o2lnd is not
