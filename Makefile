@@ -34,9 +34,12 @@ else
 
 SHELL := /bin/bash
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
-# Default KDIR: the Debian 6.1 headers of the guest kernel the test bed
-# boots (testbed/setup.sh records its ABI), else the newest installed.
-GUEST_ABI := $(shell cat $(TOP)/.testbed-abi 2>/dev/null)
+# Default KDIR: the headers of the guest kernel the test bed boots
+# (testbed/setup.sh records its ABI): Debian's 6.1, or with
+# O2_KERNEL=debian612 its 6.12; else the newest installed.  Any other
+# kernel: make KDIR=/lib/modules/<release>/build.  The module builds with
+# W=1 (O2_W=, to leave it out); Kbuild's -Werror makes a warning an error.
+GUEST_ABI := $(shell cat $(TOP)/.testbed-abi$(if $(filter debian612,$(O2_KERNEL)),-debian612) 2>/dev/null)
 ifneq ($(GUEST_ABI),)
 KDIR ?= /usr/src/linux-headers-$(GUEST_ABI)
 else
@@ -44,6 +47,7 @@ KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64)))
 endif
 BUILD ?= $(TOP)/build
 JOBS ?= $(shell nproc)
+O2_W ?= 1
 
 .PHONY: all module userspace setup run check bench-recovery bench-msg bench-bulk bench-routing bench-faults bench-vs-o2iblnd bench-soak clean tidy format checkpatch
 
@@ -51,7 +55,7 @@ all: module userspace
 
 module:
 	@test -d "$(KDIR)" || { echo "o2lnd: no kernel headers at KDIR=$(KDIR); run 'make setup' or pass KDIR=" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(TOP) modules
+	$(MAKE) -C $(KDIR) M=$(TOP) $(if $(O2_W),W=$(O2_W)) modules
 
 # ccache (installed by make setup) keeps a warm rebuild of a fresh clone
 # short, wherever the clone is (paths under the tree are hashed relative to

@@ -472,7 +472,7 @@ static int o2_cm_reject_cp(struct o2_ni *ni, struct rdma_cm_id *id, u8 why,
 		cp = &ours;
 	}
 	o2_rej_pack(&rej, why, ni->stamp, cp);
-	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+	o2_rdma_reject(id, &rej, sizeof(rej));
 	atomic64_inc(&ni->stats.rejects_sent);
 	trace_o2lnd_reject_sent(ni->nid, peer_nid, why, -1);
 	return -ECONNREFUSED;

@@ -89,6 +89,13 @@ static int o2_dev_add(struct ib_device *ibdev)
 	return 0;
 }
 
+#ifndef O2_HAVE_IB_CLIENT_ADD_INT
+static void o2_dev_add_void(struct ib_device *ibdev)
+{
+	o2_dev_add(ibdev);
+}
+#endif
+
 /*
  * A device goes away.  First no new user (o2_dev_get() refuses it from
  * here on: a connect racing the removal fails instead of setting up a
@@ -156,7 +163,7 @@ void o2_dev_mr_stats(struct ib_device *ibdev, struct o2lnd_ioc_net *out)
 
 static struct ib_client o2_ib_client = {
 	.name = "o2lnd",
-	.add = o2_dev_add,
+	.add = O2_IB_CLIENT_ADD(o2_dev_add),
 	.remove = o2_dev_remove,
 };
 

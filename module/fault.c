@@ -16,6 +16,7 @@
 #include <linux/random.h>
 #include <linux/errno.h>
 #include <linux/string.h>
+#include "compat.h"
 #include "fault.h"
 #include "wire.h"
 

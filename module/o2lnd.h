@@ -84,6 +84,7 @@
 #include <rdma/rdma_cm.h>
 #include <rdma/ib_cm.h>
 #include <uapi/o2lnd.h>
+#include "compat.h"
 #include "wire.h"
 #include "nid.h"
 #include "state.h"

@@ -16,7 +16,7 @@
 #
 # Functions: o2_pkgs_missing PKG...   o2_apt_update   o2_apt_install PKG...
 #            o2_apt_candidate PKG     o2_apt_download PKG=VER DIR
-#            o2_linux_source SERIES   (e.g. 6.1; prints "VERSION TARBALL")
+#            o2_linux_source SERIES [VERSION]  (e.g. 6.1; prints "VERSION TARBALL")
 
 O2_CACHE="${O2_CACHE:-/var/cache/o2lnd}"
 O2_APT_LOG="${O2_APT_LOG:-$O2_CACHE/apt.log}"
@@ -109,14 +109,15 @@ o2_apt_download() {
 	_o2_apt_retry "apt-get download $spec" env -C "$dir" apt-get "${O2_APT_OPTS[@]}" download "$spec"
 }
 
-# Debian's linux-source-SERIES tarball, downloaded and unpacked into
-# $O2_CACHE/linux-source/<version>/ once per package version.  Prints
+# Debian's linux-source-SERIES tarball (VERSION, default the candidate),
+# downloaded and unpacked into $O2_CACHE/linux-source/<version>/ once per
+# package version.  Prints
 # "VERSION TARBALL".  One caller at a time (make check stages may overlap
 # with another run on the machine).
 o2_linux_source() {
-	local series=$1 pkg ver dir tmp
+	local series=$1 pkg ver=${2:-} dir tmp
 	pkg=linux-source-$series
-	ver=$(o2_apt_candidate "$pkg") || { _o2_apt_fail "no candidate version of $pkg"; return 1; }
+	[[ -n "$ver" ]] || ver=$(o2_apt_candidate "$pkg") || { _o2_apt_fail "no candidate version of $pkg"; return 1; }
 	dir=$O2_CACHE/linux-source/$pkg-$ver
 	mkdir -p "$O2_CACHE/linux-source"
 	if [[ ! -f "$dir/.complete" ]]; then

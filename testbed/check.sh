@@ -12,24 +12,29 @@
 #   1 setup: testbed/setup.sh (apt packages, Debian's kernel for the guests)
 #   2 build: o2lnd.ko against the guest kernel's headers, the C++ userspace,
 #     the Lustre peer (testbed/lustre-build.sh from O2_LUSTRE_SRC, cached);
-#     then the debug kernel's build starts in the background (stage 7)
+#     then the debug kernel's build starts in the background (stage 8)
 #   3 host unit tests (ctest) and the style gates (clang-format, checkpatch)
 #                                        results/check/unit.xml, style.xml
 #   4 scenarios, Debian kernel           results/check/itest.xml, results/itest/
 #   5 the OneGuestVeth and TwoGuests scenarios on Soft-iWARP (O2_TRANSPORT=siw;
 #     siw.ko built for Debian's kernel by testbed/siw-module.sh, cached)
 #                                        Siw/<Suite>.<Test>, results/siw/itest/
-#   6 DKMS: testbed/dkms-test.sh, add/build/install/remove for the guest
-#     kernel's headers (-k <.testbed-abi>)  Dkms.<Case>, results/check/dkms.xml
-#   7 our kernel: kernel/build.sh debug (KUnit, KASAN, lockdep, kmemleak,
+#   6 Debian's 6.12 kernel (the base of RHEL 10): o2lnd.ko built with W=1
+#     against its headers (the feature probes print their results), then
+#     scenarios on rxe and on siw (built from linux-source-6.12)
+#                                        Debian612/<Suite>.<Test>, Debian612/Siw/...,
+#                                        results/debian612/, results/debian612-siw/
+#   7 DKMS: testbed/dkms-test.sh, add/build/install/remove for both guest
+#     kernels' headers (-k <release>)    Dkms.<Case>[/<release>], results/check/dkms.xml
+#   8 our kernel: kernel/build.sh debug (KUnit, KASAN, lockdep, kmemleak,
 #     debugobjects; cached, cold ~13 min on free cores).  One kernel serves
 #     KUnit and the debug scenarios.  Its build runs from the end of stage 2
 #     as a SCHED_IDLE process, on the CPU time the scenarios leave idle
-#     (they mostly wait on deadlines); stage 7 waits for it.
-#   8 o2lnd.ko + o2lnd_kunit.ko against it, in a copy of the sources
+#     (they mostly wait on deadlines); stage 8 waits for it.
+#   9 o2lnd.ko + o2lnd_kunit.ko against it, in a copy of the sources
 #     (results/build-debug/; ./o2lnd.ko is not touched)
-#   9 KUnit on the debug kernel          KUnit/<suite>.<case>
-#  10 scenarios on the debug kernel in one shared guest, kmemleak sweeps
+#  10 KUnit on the debug kernel          KUnit/<suite>.<case>
+#  11 scenarios on the debug kernel in one shared guest, kmemleak sweeps
 #                                        Debug/<Suite>.<Test>, Debug/Kmemleak.<Suite>.<Test>,
 #                                        results/debug/itest/
 #
@@ -37,14 +42,17 @@
 #      O2_CHECK_TIMEOUT (s, default 3000) for the Debian scenario binary,
 #      O2_LUSTRE_SRC (the Lustre peer's source: testbed/lustre-build.sh),
 #      O2_CHECK_KERNELS=0 skips stages 7-10 (a quick check on Debian's kernel),
-#      O2_KERNEL_BG=0 builds the debug kernel in stage 7 only, not meanwhile,
+#      O2_KERNEL_BG=0 builds the debug kernel in stage 8 only, not meanwhile,
 #      O2_SIW_FILTER (gtest filter for stage 5; default: FILTER, else
 #        OneGuestVeth.*:TwoGuests.*), O2_SIW_TIMEOUT (s, default 1200),
-#      O2_CHECK_SIW=0 / O2_CHECK_DKMS=0 skip stage 5 / 6,
-#      O2_DEBUG_FILTER (gtest filter for stage 10; default: FILTER, else a
-#        subset covering every module path once: see stage 10),
-#      O2_DEBUG_TIMEOUT (s, default 1800) for the stage 10 binary,
-#      O2_DEBUG_SCALE (O2_TIMEOUT_SCALE of stage 10, default 5),
+#      O2_CHECK_SIW=0 / O2_CHECK_612=0 / O2_CHECK_DKMS=0 skip stage 5 / 6 / 7
+#        (O2_CHECK_612=0: setup prepares no 6.12 kernel, DKMS builds for 6.1),
+#      O2_612_FILTER / O2_612_SIW_FILTER (gtest filters of stage 6; default:
+#        FILTER, else see stage 6), O2_612_TIMEOUT (s, default 1200),
+#      O2_DEBUG_FILTER (gtest filter for stage 11; default: FILTER, else a
+#        subset covering every module path once: see stage 11),
+#      O2_DEBUG_TIMEOUT (s, default 1800) for the stage 11 binary,
+#      O2_DEBUG_SCALE (O2_TIMEOUT_SCALE of stage 11, default 5),
 #      O2_BUDGET_FRESH / O2_BUDGET_WARM (s, default 3600 / 2400: printed
 #        against the total, never a verdict),
 #      and what the test bed reads (O2_CACHE, ...: testbed/README.md).
@@ -62,8 +70,9 @@ while [[ $# -gt 0 ]]; do
 	esac
 done
 KERNELS=${O2_CHECK_KERNELS:-1}
-NSTAGES=10
-[[ "$KERNELS" == 0 ]] && NSTAGES=6
+NSTAGES=11
+[[ "$KERNELS" == 0 ]] && NSTAGES=7
+K612=${O2_CHECK_612:-1}
 T0=$SECONDS
 say() { printf '[check %4ds] %s\n' $((SECONDS - T0)) "$*"; }
 stage_t=0
@@ -89,8 +98,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------- 1 setup
-stage 1 "setup (testbed/setup.sh: packages, Debian's kernel for the guests)"
-if ! "$TOP/testbed/setup.sh" 2>&1 | tee "$OUT/setup.log" | sed 's/^/    /'; then
+stage 1 "setup (testbed/setup.sh: packages, Debian's 6.1$([[ $K612 != 0 ]] && echo ' and 6.12') kernels for the guests)"
+setup_kernels=debian
+[[ "$K612" != 0 ]] && setup_kernels+=" debian612"
+if ! O2_SETUP_KERNELS=$setup_kernels "$TOP/testbed/setup.sh" 2>&1 | tee "$OUT/setup.log" | sed 's/^/    /'; then
 	stage_done 1
 	say "setup failed (log $OUT/setup.log): nothing can run"
 	echo "0 passed, 1 failed"
@@ -123,7 +134,7 @@ else
 fi
 stage_done 2 "log $OUT/build.log"
 
-# The debug kernel (stage 7) builds from here on as a SCHED_IDLE process:
+# The debug kernel (stage 8) builds from here on as a SCHED_IDLE process:
 # it gets only CPU time nothing else wants, and the scenarios of stages 4-6
 # spend most of their time waiting (it still slows them some: stage 4 took
 # ~4.5 min longer beside a cold build than warm).
@@ -133,6 +144,19 @@ if [[ "$KERNELS" != 0 && "${O2_KERNEL_BG:-1}" != 0 ]]; then
 	setsid chrt -i 0 "$TOP/kernel/build.sh" debug > "$KLOG" 2>&1 &
 	KBG_PID=$!
 fi
+
+# copy_module_tree DIR: the module's sources (what Kbuild needs) in DIR, to
+# build them for another kernel without touching ./o2lnd.ko.
+copy_module_tree() {
+	local d=$1
+	rm -rf "$d"
+	mkdir -p "$d/module" "$d/kunit" "$d/scripts"
+	cp "$TOP/Kbuild" "$d/"
+	cp -r "$TOP/include" "$d/"
+	cp "$TOP"/module/*.[ch] "$d/module/"
+	cp "$TOP"/kunit/*.[ch] "$d/kunit/"
+	cp "$TOP/scripts/o2-probe.sh" "$d/scripts/"
+}
 
 # Runs the scenario binary; each result line gets the wall clock so far.
 # run_itest XML LOG TIMEOUT [gtest args...]  (env for the binary set by the caller)
@@ -242,19 +266,74 @@ else
 fi
 stage_done 5 "log $OUT/itest-siw.log, guest logs $RES/siw/itest/"
 
-# ---------------------------------------------------------------- 6 DKMS
-stage 6 "DKMS: add, build, install, remove for $(cat "$TOP/.testbed-abi" 2>/dev/null || echo '?')"
+# ---------------------------------------------------------------- 6 Debian 6.12
+# The same module on Debian's 6.12 kernel (its rxe has three years of fixes
+# over 6.1's): built with W=1 against its headers (-Werror: a warning fails
+# the stage), then the scenario suites that cover the data path, the
+# connection life cycle and the real faults, on rxe, and the siw subset
+# of stage 5 on siw.ko built from linux-source-6.12.  Not here: the
+# Interop suites (the Lustre peer is built for 6.1's headers), the
+# connect-phase and adversary suites (one-guest logic that does not
+# depend on the kernel's RDMA stack beyond what these cover) and the
+# Hostile suites (the ioctl ABI, kernel-independent): time budget.
+F612_DEFAULT='OneGuestVeth.*:TwoGuests.*:BulkVeth.*:CreditsTwoGuests.*:RealFaults.*:LU7646TwoGuests.*-RealFaults.ThroughputAtEachLossRateBesideIbWriteBw'
+F612=${O2_612_FILTER:-${FILTER:-$F612_DEFAULT}}
+F612_SIW=${O2_612_SIW_FILTER:-${FILTER:-OneGuestVeth.*:TwoGuests.*}}
+stage 6 "Debian's 6.12 kernel: o2lnd.ko (W=1), scenarios on rxe (filter $F612) and siw (filter $F612_SIW)"
+if [[ "$K612" == 0 ]]; then
+	say "skipped (O2_CHECK_612=0)"
+elif [[ ! -x "$ITEST" ]]; then
+	say "no integration binary at $ITEST (make userspace)"
+else
+	rel612=$(cat "$TOP/.testbed-abi-debian612" 2>/dev/null || true)
+	d="$RES/build-612"
+	copy_module_tree "$d"
+	if [[ -n "$rel612" ]] && make -C "/usr/src/linux-headers-$rel612" M="$d" W=1 modules > "$d/build.log" 2>&1 &&
+		[[ -f "$d/o2lnd.ko" ]]; then
+		say "$d/o2lnd.ko for $rel612 (W=1, no warning); feature probes:"
+		grep '^o2lnd: probe' "$d/build.log" | sed 's/^/    /'
+		rm -rf "$RES/debian612" "$RES/debian612-siw"
+		O2_KERNEL=debian612 O2_KO="$d/o2lnd.ko" O2_RESULTS="$RES/debian612" O2_KMEMLEAK=0 \
+			O2_LUSTRE= O2_LUSTRE_SKIP="the Lustre peer is built for Debian's 6.1 kernel only" \
+			run_itest "$OUT/itest-612.xml" "$OUT/itest-612.log" "${O2_612_TIMEOUT:-1200}" \
+			--gtest_filter="$F612"
+		[[ -s "$OUT/itest-612.xml" ]] || missing+=("6.12 scenarios: no XML report (crashed?)")
+		if [[ "${O2_CHECK_SIW:-1}" == 0 ]]; then
+			say "siw on 6.12: skipped (O2_CHECK_SIW=0)"
+		elif ! "$TOP/testbed/siw-module.sh" "${O2_CACHE:-/var/cache/o2lnd}/kernels/debian612" > "$OUT/siw-module-612.log" 2>&1; then
+			tail -20 "$OUT/siw-module-612.log" | sed 's/^/    /'
+			missing+=("siw.ko for 6.12: testbed/siw-module.sh failed (log $OUT/siw-module-612.log)")
+		else
+			say "siw.ko for 6.12: $(tail -1 "$OUT/siw-module-612.log")"
+			O2_KERNEL=debian612 O2_KO="$d/o2lnd.ko" O2_RESULTS="$RES/debian612-siw" O2_TRANSPORT=siw O2_KMEMLEAK=0 \
+				O2_LUSTRE= O2_LUSTRE_SKIP="the Lustre peer is tested on Soft-RoCE only" \
+				run_itest "$OUT/itest-612-siw.xml" "$OUT/itest-612-siw.log" "${O2_612_TIMEOUT:-1200}" \
+				--gtest_filter="$F612_SIW"
+			[[ -s "$OUT/itest-612-siw.xml" ]] || missing+=("6.12 siw scenarios: no XML report (crashed?)")
+		fi
+	else
+		tail -20 "$d/build.log" 2>/dev/null | sed 's/^/    /'
+		missing+=("building o2lnd.ko for 6.12 (${rel612:-no .testbed-abi-debian612}) with W=1 failed (log $d/build.log)")
+	fi
+fi
+stage_done 6 "log $OUT/itest-612.log, guest logs $RES/debian612/itest/"
+
+# ---------------------------------------------------------------- 7 DKMS
+dkms_k=$(cat "$TOP/.testbed-abi" 2>/dev/null || echo '?')
+[[ "$K612" != 0 ]] && dkms_k+=" and $(cat "$TOP/.testbed-abi-debian612" 2>/dev/null || echo '?')"
+stage 7 "DKMS: add, build, install, remove for $dkms_k"
 if [[ "${O2_CHECK_DKMS:-1}" == 0 ]]; then
 	say "skipped (O2_CHECK_DKMS=0)"
 else
-	"$TOP/testbed/dkms-test.sh" "$OUT" || true
+	O2_DKMS_KERNELS=$([[ "$K612" == 0 ]] && cat "$TOP/.testbed-abi" 2>/dev/null) \
+		"$TOP/testbed/dkms-test.sh" "$OUT" || true
 	[[ -s "$OUT/dkms.xml" ]] || missing+=("DKMS test wrote no XML report (log $OUT/dkms.log)")
 fi
-stage_done 6 "log $OUT/dkms.log"
+stage_done 7 "log $OUT/dkms.log"
 
 if [[ "$KERNELS" != 0 ]]; then
 	# ------------------------------------------------------------ 7 kernel
-	stage 7 "our kernel (kernel/build.sh debug: KUnit, KASAN, lockdep, kmemleak; cached)"
+	stage 8 "our kernel (kernel/build.sh debug: KUnit, KASAN, lockdep, kmemleak; cached)"
 	KDBG=
 	if [[ -n "$KBG_PID" ]]; then
 		say "waiting for the background build (pid $KBG_PID, log $KLOG)"
@@ -284,19 +363,14 @@ if [[ "$KERNELS" != 0 ]]; then
 		say "debug kernel: build FAILED (log $KLOG)"
 		missing+=("kernel/build.sh debug failed (log $KLOG)")
 	fi
-	stage_done 7 "log $KLOG"
+	stage_done 8 "log $KLOG"
 
 	# ------------------------------------------------------------ 8 modules
-	stage 8 "o2lnd.ko and o2lnd_kunit.ko against the debug kernel"
+	stage 9 "o2lnd.ko and o2lnd_kunit.ko against the debug kernel"
 	MDBG=
 	if [[ -n "$KDBG" ]]; then
 		d="$RES/build-debug"
-		rm -rf "$d"
-		mkdir -p "$d/module" "$d/kunit"
-		cp "$TOP/Kbuild" "$d/"
-		cp -r "$TOP/include" "$d/"
-		cp "$TOP"/module/*.[ch] "$d/module/"
-		cp "$TOP"/kunit/*.[ch] "$d/kunit/"
+		copy_module_tree "$d"
 		if make -C "$KDBG/src" O="$KDBG/obj" M="$d" modules > "$d/build.log" 2>&1 &&
 			[[ -f "$d/o2lnd.ko" && -f "$d/o2lnd_kunit.ko" ]]; then
 			MDBG=$d
@@ -306,18 +380,18 @@ if [[ "$KERNELS" != 0 ]]; then
 			missing+=("building the modules against the debug kernel failed (log $d/build.log)")
 		fi
 	fi
-	stage_done 8
+	stage_done 9
 
 	# ------------------------------------------------------------ 9 KUnit
-	stage 9 "KUnit suites (o2lnd_kunit.ko) on the debug kernel"
+	stage 10 "KUnit suites (o2lnd_kunit.ko) on the debug kernel"
 	if [[ -n "$MDBG" ]]; then
 		O2_TIMEOUT_SCALE=${O2_DEBUG_SCALE:-5} "$TOP/testbed/kunit.sh" "$KDBG" "$MDBG" "$OUT/kunit-debug" KUnit/
 	fi
-	stage_done 9 "KTAP in $OUT/kunit-debug/"
+	stage_done 10 "KTAP in $OUT/kunit-debug/"
 
 	# ------------------------------------------------------------ 10 debug kernel
 	# The debug kernel (KASAN, lockdep, kmemleak) runs scenarios ~5x slower
-	# than Debian's, so stage 10 runs a subset of one-guest (veth) scenarios
+	# than Debian's, so stage 11 runs a subset of one-guest (veth) scenarios
 	# that takes every path of the module once under KASAN, lockdep and
 	# kmemleak: connect (active, passive, self-connect), a reject and its
 	# renegotiation, a phase deadline, a race with a stuck connect, rmmod
@@ -344,7 +418,7 @@ if [[ "$KERNELS" != 0 ]]; then
 	DEBUG_DEFAULT+=':BulkVeth.EveryBoundarySizeArrivesIntactBothWays'
 	DEBUG_DEFAULT+=':BulkVeth.FailedInvalidationRecoversTheMr'
 	DFILTER=${O2_DEBUG_FILTER:-${FILTER:-$DEBUG_DEFAULT}}
-	stage 10 "integration scenarios on the debug kernel, kmemleak sweeps (filter $DFILTER)"
+	stage 11 "integration scenarios on the debug kernel, kmemleak sweeps (filter $DFILTER)"
 	if [[ -n "$MDBG" && -x "$ITEST" ]]; then
 		rm -rf "$RES/debug"
 		O2_KERNEL="$KDBG" O2_KO="$MDBG/o2lnd.ko" O2_RESULTS="$RES/debug" \
@@ -354,7 +428,7 @@ if [[ "$KERNELS" != 0 ]]; then
 			--gtest_filter="$DFILTER"
 		[[ -s "$OUT/itest-debug.xml" ]] || missing+=("debug kernel scenarios: no XML report (crashed?)")
 	fi
-	stage_done 10 "log $OUT/itest-debug.log, guest logs $RES/debug/itest/"
+	stage_done 11 "log $OUT/itest-debug.log, guest logs $RES/debug/itest/"
 fi
 
 # ---------------------------------------------------------------- summary
@@ -374,6 +448,10 @@ reports = [(os.path.join(out, "unit.xml"), ""), (os.path.join(out, "style.xml"),
 reports += [(p, "") for p in sorted(glob.glob(os.path.join(res, "itest", "*", "*", "out", "*.xml")))]
 reports += [(os.path.join(out, "itest-siw.xml"), "Siw/")]
 reports += [(p, "Siw/") for p in sorted(glob.glob(os.path.join(res, "siw", "itest", "*", "*", "out", "*.xml")))]
+reports += [(os.path.join(out, "itest-612.xml"), "Debian612/")]
+reports += [(p, "Debian612/") for p in sorted(glob.glob(os.path.join(res, "debian612", "itest", "*", "*", "out", "*.xml")))]
+reports += [(os.path.join(out, "itest-612-siw.xml"), "Debian612/Siw/")]
+reports += [(p, "Debian612/Siw/") for p in sorted(glob.glob(os.path.join(res, "debian612-siw", "itest", "*", "*", "out", "*.xml")))]
 reports += [(os.path.join(out, "dkms.xml"), "")]
 reports += [(os.path.join(out, "itest-debug.xml"), "Debug/")]
 # the deferred kmemleak checks of the debug stage: Debug/Kmemleak.<Suite>.<Test>

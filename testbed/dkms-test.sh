@@ -1,8 +1,9 @@
 #!/bin/bash
 # DKMS packaging test (make check): dkms add / build / install / remove of
-# this source tree for the guest kernel's headers, as a user of dkms.conf
-# would do it.  The host runs another kernel, so everything names the
-# kernel explicitly (-k <release of .testbed-abi>); nothing is loaded.
+# this source tree for the guest kernels' headers (Debian's 6.1 and, when
+# setup prepared it, 6.12: one dkms add, a build and an install for each),
+# as a user of dkms.conf would do it.  The host runs another kernel, so
+# everything names the kernel explicitly (-k <release>); nothing is loaded.
 #
 #   testbed/dkms-test.sh OUTDIR      JUnit XML in OUTDIR/dkms.xml, log in OUTDIR/dkms.log
 #
@@ -16,7 +17,12 @@
 # is already known to DKMS on this machine the cases are skipped (it is
 # not touched).  Installs dkms (apt) when missing.
 #
-# Env: O2_DKMS_KERNEL (release; default: <top>/.testbed-abi).
+# Cases: VersionMatchesModule, ConfNamesNoRunningKernel, Add, then
+# Build/<release>, Install/<release>, ModinfoShowsVersionAndVermagic/<release>
+# for each kernel, RemoveLeavesNothing.
+#
+# Env: O2_DKMS_KERNELS (releases; default: <top>/.testbed-abi and
+# <top>/.testbed-abi-debian612 when it exists).
 set -euo pipefail
 
 TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -64,8 +70,10 @@ run() {
 	return "$rc"
 }
 
-ALL=(VersionMatchesModule ConfNamesNoRunningKernel Add Build Install ModinfoShowsVersionAndVermagic
-	RemoveLeavesNothing)
+read -r -a KRELS <<<"${O2_DKMS_KERNELS:-$(cat "$TOP/.testbed-abi" 2>/dev/null || true) $(cat "$TOP/.testbed-abi-debian612" 2>/dev/null || true)}"
+ALL=(VersionMatchesModule ConfNamesNoRunningKernel Add)
+for k in "${KRELS[@]}"; do ALL+=("Build/$k" "Install/$k" "ModinfoShowsVersionAndVermagic/$k"); done
+ALL+=(RemoveLeavesNothing)
 
 # ---------------------------------------------------------------- static checks
 conf="$TOP/dkms.conf"
@@ -90,8 +98,7 @@ skip_rest() {
 	write_xml
 	exit 0
 }
-KREL=${O2_DKMS_KERNEL:-$(cat "$TOP/.testbed-abi" 2>/dev/null || true)}
-[[ -n "$KREL" ]] || { for c in "${ALL[@]:2}"; do fail "$c" "no kernel release (.testbed-abi; run testbed/setup.sh)"; done; write_xml; exit 0; }
+[[ ${#KRELS[@]} -gt 0 ]] || { for c in "${ALL[@]:2}"; do fail "$c" "no kernel release (.testbed-abi; run testbed/setup.sh)"; done; write_xml; exit 0; }
 [[ -n "$ver" ]] || { for c in "${ALL[@]:2}"; do fail "$c" "no PACKAGE_VERSION in dkms.conf"; done; write_xml; exit 0; }
 if ! command -v dkms > /dev/null; then
 	say "installing dkms"
@@ -100,11 +107,13 @@ if ! command -v dkms > /dev/null; then
 	o2_apt_install dkms >> "$LOG" 2>&1 ||
 		{ for c in "${ALL[@]:2}"; do fail "$c" "apt-get install dkms failed (log $O2_APT_LOG)"; done; write_xml; exit 0; }
 fi
-if [[ ! -d "/lib/modules/$KREL/build" ]]; then
-	for c in "${ALL[@]:2}"; do fail "$c" "no headers for $KREL (/lib/modules/$KREL/build)"; done
-	write_xml
-	exit 0
-fi
+for KREL in "${KRELS[@]}"; do
+	if [[ ! -d "/lib/modules/$KREL/build" ]]; then
+		for c in "${ALL[@]:2}"; do fail "$c" "no headers for $KREL (/lib/modules/$KREL/build)"; done
+		write_xml
+		exit 0
+	fi
+done
 # One DKMS test per machine at a time (make check runs may overlap).
 exec 9> /run/lock/o2lnd-dkms-test.lock
 flock -w 900 9 || skip_rest "another DKMS test held /run/lock/o2lnd-dkms-test.lock for 15 min"
@@ -113,31 +122,38 @@ if [[ -e "$SRC" || -e /var/lib/dkms/o2lnd ]]; then
 	skip_rest "o2lnd is already installed for DKMS on this machine ($SRC or /var/lib/dkms/o2lnd): not touching it"
 fi
 
-MODDIR="/lib/modules/$KREL"
-KO="$MODDIR/updates/dkms/o2lnd.ko"
-before=$(find "$MODDIR" -maxdepth 1 -name 'modules.*' -printf '%f\n' | sort)
-had_updates=0
-[[ -d "$MODDIR/updates" ]] && had_updates=1
+declare -A before had_updates
+for KREL in "${KRELS[@]}"; do
+	MODDIR="/lib/modules/$KREL"
+	before[$KREL]=$(find "$MODDIR" -maxdepth 1 -name 'modules.*' -printf '%f\n' | sort)
+	had_updates[$KREL]=0
+	[[ -d "$MODDIR/updates" ]] && had_updates[$KREL]=1
+done
 cleanup() {
+	local k m
 	if [[ -d /var/lib/dkms/o2lnd ]]; then
 		dkms remove "o2lnd/$ver" --all >> "$LOG" 2>&1 || true
 		rm -rf /var/lib/dkms/o2lnd
 	fi
 	rm -rf "$SRC"
-	rm -f "$MODDIR"/updates/dkms/o2lnd.ko*
-	if [[ $had_updates == 0 ]]; then
-		rmdir "$MODDIR/updates/dkms" "$MODDIR/updates" 2> /dev/null || true
-	fi
-	if [[ -z "$before" ]]; then  # depmod's index files did not exist before us
-		find "$MODDIR" -maxdepth 1 -name 'modules.*' -delete
-	fi
+	for k in "${KRELS[@]}"; do
+		m="/lib/modules/$k"
+		rm -f "$m"/updates/dkms/o2lnd.ko*
+		if [[ ${had_updates[$k]} == 0 ]]; then
+			rmdir "$m/updates/dkms" "$m/updates" 2> /dev/null || true
+		fi
+		if [[ -z "${before[$k]}" ]]; then  # depmod's index files did not exist before us
+			find "$m" -maxdepth 1 -name 'modules.*' -delete
+		fi
+	done
 }
 trap cleanup EXIT
 
 # ---------------------------------------------------------------- add/build/install
 t=$SECONDS
-mkdir -p "$SRC/include" "$SRC/module" "$SRC/kunit"
+mkdir -p "$SRC/include" "$SRC/module" "$SRC/kunit" "$SRC/scripts"
 cp "$TOP/dkms.conf" "$TOP/Kbuild" "$TOP/Makefile" "$SRC/"
+cp "$TOP/scripts/o2-probe.sh" "$SRC/scripts/"
 cp -r "$TOP/include/." "$SRC/include/"
 cp "$TOP"/module/*.[ch] "$SRC/module/"
 cp "$TOP"/kunit/*.[ch] "$SRC/kunit/"
@@ -146,33 +162,48 @@ if run dkms add "o2lnd/$ver" && dkms status "o2lnd/$ver" | grep -q "o2lnd/$ver.*
 else
 	fail Add "dkms add o2lnd/$ver failed"
 fi
-if run dkms build "o2lnd/$ver" -k "$KREL" && dkms status "o2lnd/$ver" -k "$KREL" | grep -q ': built'; then
-	pass Build
-else
-	fail Build "dkms build o2lnd/$ver -k $KREL failed (make.log: /var/lib/dkms/o2lnd/$ver/build/make.log)"
-	sed -n '1,40p' "/var/lib/dkms/o2lnd/$ver/build/make.log" >> "$LOG" 2> /dev/null || true
-fi
-log "build took $((SECONDS - t)) s"
-if run dkms install "o2lnd/$ver" -k "$KREL" && dkms status "o2lnd/$ver" -k "$KREL" | grep -q ': installed' &&
-	[[ -f "$KO" ]] && [[ "$(modinfo -k "$KREL" -F filename o2lnd 2> /dev/null)" == "$KO" ]]; then
-	pass Install
-else
-	fail Install "dkms install: expected $KO, known to modinfo -k $KREL o2lnd (status: $(dkms status o2lnd 2>&1 | tr '\n' ' '))"
-fi
-run modinfo "$KO" || true
-mver=$(modinfo -F version "$KO" 2> /dev/null || true)
-mmagic=$(modinfo -F vermagic "$KO" 2> /dev/null || true)
-if [[ "$mver" == "$modver" && "$mmagic" == "$KREL "* ]]; then
-	pass ModinfoShowsVersionAndVermagic
-else
-	fail ModinfoShowsVersionAndVermagic "modinfo $KO: version '$mver' (want '$modver'), vermagic '$mmagic' (want '$KREL ...')"
-fi
+for KREL in "${KRELS[@]}"; do
+	MODDIR="/lib/modules/$KREL"
+	KO="$MODDIR/updates/dkms/o2lnd.ko"
+	t=$SECONDS
+	if run dkms build "o2lnd/$ver" -k "$KREL" && dkms status "o2lnd/$ver" -k "$KREL" | grep -q ': built'; then
+		pass "Build/$KREL"
+	else
+		fail "Build/$KREL" "dkms build o2lnd/$ver -k $KREL failed (make.log: /var/lib/dkms/o2lnd/$ver/build/make.log)"
+		sed -n '1,40p' "/var/lib/dkms/o2lnd/$ver/build/make.log" >> "$LOG" 2> /dev/null || true
+	fi
+	log "build took $((SECONDS - t)) s"
+	# a kernel with CONFIG_MODULE_COMPRESS_* (6.12: xz) gets o2lnd.ko.xz
+	run dkms install "o2lnd/$ver" -k "$KREL" || true
+	for z in "" .xz .zst .gz; do
+		[[ -f "$KO$z" ]] && { KO="$KO$z"; break; }
+	done
+	if dkms status "o2lnd/$ver" -k "$KREL" 2>/dev/null | grep -q ': installed' &&
+		[[ -f "$KO" ]] && [[ "$(modinfo -k "$KREL" -F filename o2lnd 2> /dev/null)" == "$KO" ]]; then
+		pass "Install/$KREL"
+	else
+		fail "Install/$KREL" "dkms install: expected $KO, known to modinfo -k $KREL o2lnd (status: $(dkms status o2lnd 2>&1 | tr '\n' ' '))"
+	fi
+	run modinfo "$KO" || true
+	mver=$(modinfo -F version "$KO" 2> /dev/null || true)
+	mmagic=$(modinfo -F vermagic "$KO" 2> /dev/null || true)
+	if [[ "$mver" == "$modver" && "$mmagic" == "$KREL "* ]]; then
+		pass "ModinfoShowsVersionAndVermagic/$KREL"
+	else
+		fail "ModinfoShowsVersionAndVermagic/$KREL" "modinfo $KO: version '$mver' (want '$modver'), vermagic '$mmagic' (want '$KREL ...')"
+	fi
+	# the build printed the feature probes of this kernel
+	grep "^o2lnd: probe" "/var/lib/dkms/o2lnd/$ver/build/make.log" 2>/dev/null | sed "s/^/    [$KREL] /" >> "$LOG" || true
+done
 
 # ---------------------------------------------------------------- remove
 run dkms remove "o2lnd/$ver" --all || true
 left=()
 [[ -e /var/lib/dkms/o2lnd ]] && left+=("/var/lib/dkms/o2lnd")
-compgen -G "$MODDIR/updates/dkms/o2lnd.ko*" > /dev/null && left+=("$MODDIR/updates/dkms/o2lnd.ko")
+for KREL in "${KRELS[@]}"; do
+	MODDIR="/lib/modules/$KREL"
+	compgen -G "$MODDIR/updates/dkms/o2lnd.ko*" > /dev/null && left+=("$MODDIR/updates/dkms/o2lnd.ko")
+	done
 dkms status 2> /dev/null | grep -q '^o2lnd' && left+=("dkms status: $(dkms status | grep '^o2lnd')")
 modinfo -k "$KREL" o2lnd > /dev/null 2>&1 && left+=("modinfo -k $KREL o2lnd still finds it")
 if [[ ${#left[@]} -eq 0 ]]; then

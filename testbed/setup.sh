@@ -4,15 +4,22 @@
 #
 #  - installs the packages the test bed needs (skips apt when all present;
 #    scripts/o2-apt.sh: lock timeouts, installer output to its log)
-#  - discovers the Debian kernel ABI, writes the guest kernel release
-#    ($ABI-amd64, e.g. 6.1.0-57-amd64) to $TOP/.testbed-abi: the Makefile
-#    builds the module against /usr/src/linux-headers-$(cat .testbed-abi)
+#  - for each guest kernel it is asked for (O2_SETUP_KERNELS, default
+#    "debian", plus $O2_KERNEL when that names one of them):
+#      debian     Debian 12's default kernel, 6.1 (linux-image-amd64)
+#      debian612  Debian 12's 6.12 kernel (linux-image-6.12-amd64), the
+#                 base of RHEL 10
+#    discovers the kernel ABI from the meta package, installs its headers,
+#    writes the guest kernel release ($ABI-amd64, e.g. 6.1.0-57-amd64) to
+#    $TOP/.testbed-abi (debian) or $TOP/.testbed-abi-<name>: the Makefile
+#    builds the module against /usr/src/linux-headers-<that release>
+#    (O2_KERNEL=<name> make module picks the other)
 #  - downloads linux-image-$ABI-amd64 into $O2_CACHE keyed by package version,
 #    unpacks it, runs depmod, extracts the uncompressed ELF vmlinux (PVH boot)
 #  - builds the busybox initramfs for that kernel
-#  - points $O2_CACHE/kernels/debian at the result
+#  - points $O2_CACHE/kernels/<name> at the result
 #
-# Env: O2_CACHE (default /var/cache/o2lnd).
+# Env: O2_CACHE (default /var/cache/o2lnd), O2_SETUP_KERNELS, O2_KERNEL.
 set -euo pipefail
 
 TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,8 +52,13 @@ stage "checking packages"
 apt_install "${BASE_PKGS[@]}"
 
 # ---------------------------------------------------------------- kernel ABI
+# prepare_kernel NAME META: the kernel the meta package META depends on,
+# ready to boot in $O2_CACHE/kernels/NAME, its headers installed.
+prepare_kernel() {
+local NAME=$1 META=$2
+local ABI IMGPKG VER KDIR TMP MODROOT REL
 abi_from_cache() {
-	apt-cache depends linux-image-amd64 2>/dev/null |
+	apt-cache depends "$META" 2>/dev/null |
 		sed -n 's/.*Depends: linux-image-\([0-9][^ ]*\)-amd64$/\1/p' | head -1
 }
 ABI=$(abi_from_cache)
@@ -54,17 +66,17 @@ if [[ -z "$ABI" ]]; then
 	o2_apt_update || die "apt-get update failed"
 	ABI=$(abi_from_cache)
 fi
-[[ -n "$ABI" ]] || die "cannot discover the Debian kernel ABI (apt-cache depends linux-image-amd64)"
+[[ -n "$ABI" ]] || die "cannot discover the Debian kernel ABI (apt-cache depends $META)"
 IMGPKG="linux-image-$ABI-amd64"
 VER=$(o2_apt_candidate "$IMGPKG") || die "no candidate version for $IMGPKG"
-stage "guest kernel ABI $ABI ($IMGPKG $VER)"
-echo "$ABI-amd64" > "$TOP/.testbed-abi"
+stage "guest kernel $NAME: ABI $ABI ($IMGPKG $VER)"
+echo "$ABI-amd64" > "$TOP/.testbed-abi$([[ $NAME == debian ]] || echo "-$NAME")"
 
 # headers to build the module against
 apt_install "linux-headers-$ABI-amd64"
 
 # ---------------------------------------------------------------- kernel image
-KDIR="$O2_CACHE/kernels/debian-$VER"
+KDIR="$O2_CACHE/kernels/$NAME-$VER"
 mkdir -p "$O2_CACHE/kernels"
 if [[ ! -f "$KDIR/.complete" ]]; then
 	stage "preparing $KDIR"
@@ -76,7 +88,7 @@ if [[ ! -f "$KDIR/.complete" ]]; then
 		[[ -n ${O2_SETUP_RESTARTED:-} ]] && die "apt-get download $IMGPKG=$VER failed (log $O2_APT_LOG)"
 		o2_apt_update || die "apt-get update failed"
 		rm -rf "$TMP"
-		O2_SETUP_RESTARTED=1 exec "$0" "$@"
+		O2_SETUP_RESTARTED=1 exec "$0"
 	fi
 	stage "downloaded $(ls "$TMP"/*.deb | xargs -n1 basename)"
 	mkdir -p "$TMP/root"
@@ -118,5 +130,18 @@ else
 	stage "initramfs cache hit"
 fi
 
-ln -sfn "debian-$VER" "$O2_CACHE/kernels/debian"
-stage "done: kernel dir $O2_CACHE/kernels/debian -> debian-$VER (release $(cat "$KDIR/release"))"
+ln -sfn "$NAME-$VER" "$O2_CACHE/kernels/$NAME"
+stage "done: kernel dir $O2_CACHE/kernels/$NAME -> $NAME-$VER (release $(cat "$KDIR/release"))"
+}
+
+KERNELS=(${O2_SETUP_KERNELS:-debian})
+[[ " ${KERNELS[*]} " == *" ${O2_KERNEL:-debian} "* ]] || case "${O2_KERNEL:-}" in
+	debian|debian612) KERNELS+=("$O2_KERNEL") ;;
+esac
+for k in "${KERNELS[@]}"; do
+	case "$k" in
+	debian) prepare_kernel debian linux-image-amd64 ;;
+	debian612) prepare_kernel debian612 linux-image-6.12-amd64 ;;
+	*) die "unknown guest kernel '$k' (O2_SETUP_KERNELS: debian, debian612)" ;;
+	esac
+done

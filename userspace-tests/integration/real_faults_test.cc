@@ -17,9 +17,16 @@
 //     the attempts as not sent, it does not spin.
 //
 // Every test ends with the module unloaded and every QP and cm_id freed
-// (the fixture also checks that no kernel report appeared).  A link flap
-// (`ip link set eth0 down/up`) is not here: Debian 6.1's rxe itself stops
-// carrying RDMA CM traffic after one (rping fails with o2lnd unloaded).
+// (the fixture also checks that no kernel report appeared).
+//
+//   - a link flap (`ip link set eth0 down`, 15 s, `up`) under pings and a
+//     checked brw, on the receiver and on the sender: afterwards pings and
+//     checked traffic flow again with no reload.  Skipped for now, on both
+//     kernels: Debian 6.1's rxe stops carrying RDMA CM traffic after a flap;
+//     6.12's rxe survives a flap with no traffic, but a MAD sent while the
+//     link is down (o2lnd's DREQ of a connection that failed then, or
+//     perftest's) puts the device's GSI QP in error for good, so no
+//     connection can be made until the device is re-added.
 #include <unistd.h>
 
 #include <chrono>
@@ -97,7 +104,7 @@ O2_SUITE_CLASS(
         for (const char* n : {"g1", "g2"}) {
           Guest& g = guest(n);
           if (!g.alive()) continue;
-          run(g, "tc qdisc del dev eth0 root 2>/dev/null; true", 30);
+          run(g, "ip link set eth0 up; tc qdisc del dev eth0 root 2>/dev/null; true", 30);
           run(g, restore_device_cmd(), 30);
         }
       }
@@ -237,6 +244,68 @@ O2_SUITE_CLASS(
       figure(side + "_background_errors", std::to_string(w.errors));
       EXPECT_GT(w.rpcs, 0) << w.str();
       EXPECT_EQ(w.verify, 0) << "data arrived corrupted across the device cycles: " << w.str();
+    }
+
+    // Takes eth0 of `g` down for `down_s` seconds and up again, under a
+    // background `selftest ping --concurrency 8` and a checked brw write
+    // g1 -> g2; afterwards traffic must flow again by itself.
+    void link_flap(Guest& g, const std::string& side, int down_s) {
+      Guest& g1 = guest("g1");
+      const int dur = down_s + 14;
+      ASSERT_TRUE(run(g1,
+                      "rm -f /tmp/lf-*.log /tmp/lf-*.done; (" + o2ctl_path() + " selftest ping " +
+                          kG2 + " --concurrency 8 --duration " + std::to_string(dur) +
+                          " -y > /tmp/lf-ping.log 2>&1; touch /tmp/lf-ping.done) >/dev/null "
+                          "2>&1 & (" +
+                          o2ctl_path() + " selftest brw write " + kG2 +
+                          " --size 64K --check --concurrency 2 --duration " + std::to_string(dur) +
+                          " -y > /tmp/lf-brw.log 2>&1; touch /tmp/lf-brw.done) >/dev/null 2>&1 &",
+                      30)
+                      .ok());
+      usleep(3 * 1000 * 1000);
+      ASSERT_TRUE(run(g, "ip link set eth0 down", 30).ok()) << side;
+      usleep(static_cast<useconds_t>(down_s) * 1000 * 1000);
+      ASSERT_TRUE(run(g, "ip link set eth0 up", 30).ok()) << side;
+      auto t0 = std::chrono::steady_clock::now();
+      // the first ping that gets through after the link is back
+      bool ok = false;
+      for (int i = 0; i < 12 && !ok; i++) {
+        ok = o2ctl(g1, std::string("ping ") + kG2 + " --timeout 5", 30).ok();
+      }
+      EXPECT_TRUE(ok) << side << ": no ping g1 -> g2 got through within ~60 s of the link "
+                      << "coming back";
+      figure(side + "_first_ping_after_up_s", fmt1(since(t0)));
+      for (const char* bgname : {"ping", "brw"}) {
+        const std::string f = std::string("/tmp/lf-") + bgname;
+        RunResult bg = run(g1,
+                           "for i in $(seq 240); do [ -e " + f + ".done ] && break; sleep 0.5; " +
+                               "done; cat " + f + ".log",
+                           150);
+        Window w = parse_window(std::string("background ") + bgname, bg);
+        ASSERT_TRUE(w.parsed) << "the background selftest " << bgname << " gave no report:\n"
+                              << bg.out;
+        figure(side + "_background_" + bgname + "_rpcs", std::to_string(w.rpcs));
+        figure(side + "_background_" + bgname + "_errors", std::to_string(w.errors));
+        EXPECT_GT(w.rpcs, 0) << w.str();
+        EXPECT_EQ(w.verify, 0) << "data arrived corrupted across the flap: " << w.str();
+      }
+    }
+
+    // Neither kernel's rxe can be judged on a flap under load yet (see the
+    // top comment); O2_LINK_FLAP=1 runs the tests anyway.
+    void skip_flap() {
+      if (std::getenv("O2_LINK_FLAP") != nullptr) return;
+      RunResult u = run(guest("g1"), "uname -r", 30);
+      if (transport() == "rxe" && u.out.rfind("6.1.", 0) == 0) {
+        GTEST_SKIP() << "Debian 6.1's rxe stops carrying RDMA CM traffic after a link flap "
+                        "(rping fails with o2lnd unloaded)";
+      }
+      GTEST_SKIP() << "rxe puts its GSI QP (QP1, the CM's) in error when a MAD is sent while "
+                      "the link is down (no route: the send fails and errors the QP); no "
+                      "connection can be made on the device after that until it is re-added "
+                      "(rping fails too, with o2lnd unloaded; reproduced with ib_write_bw under "
+                      "a 15 s flap on 6.12). o2lnd's teardown sends a DREQ then: not sending CM "
+                      "MADs while the port is down is not built yet (O2_LINK_FLAP=1 runs it)";
     });
 
 TEST_F(RealFaults, LossOnTheReceiverCostsThroughputNotRpcs) {
@@ -314,6 +383,22 @@ TEST_F(RealFaults, DeviceRemovedAndAddedBackOnTheSenderHealsWithoutAReload) {
   ASSERT_NO_FATAL_FAILURE(load_both());
   ASSERT_NO_FATAL_FAILURE(device_cycles(guest("g1"), "sender", 3));
   expect_healed("three device cycles on the sender");
+}
+
+TEST_F(RealFaults, LinkFlapOnTheReceiverUnderLoadHeals) {
+  ASSERT_NO_FATAL_FAILURE(skip_flap());
+  if (IsSkipped()) return;
+  ASSERT_NO_FATAL_FAILURE(load_both());
+  ASSERT_NO_FATAL_FAILURE(link_flap(guest("g2"), "receiver", 15));
+  expect_healed("a 15 s link flap on the receiver");
+}
+
+TEST_F(RealFaults, LinkFlapOnTheSenderUnderLoadHeals) {
+  ASSERT_NO_FATAL_FAILURE(skip_flap());
+  if (IsSkipped()) return;
+  ASSERT_NO_FATAL_FAILURE(load_both());
+  ASSERT_NO_FATAL_FAILURE(link_flap(guest("g1"), "sender", 15));
+  expect_healed("a 15 s link flap on the sender");
 }
 
 TEST_F(RealFaults, UnloadWhileTheDeviceIsGoneFreesEverything) {
