@@ -271,12 +271,12 @@ stage_done 5 "log $OUT/itest-siw.log, guest logs $RES/siw/itest/"
 # over 6.1's): built with W=1 against its headers (-Werror: a warning fails
 # the stage), then the scenario suites that cover the data path, the
 # connection life cycle and the real faults, on rxe, and the siw subset
-# of stage 5 on siw.ko built from linux-source-6.12.  Not here: the
-# Interop suites (the Lustre peer is built for 6.1's headers), the
-# connect-phase and adversary suites (one-guest logic that does not
-# depend on the kernel's RDMA stack beyond what these cover) and the
-# Hostile suites (the ioctl ABI, kernel-independent): time budget.
-F612_DEFAULT='OneGuestVeth.*:TwoGuests.*:BulkVeth.*:CreditsTwoGuests.*:RealFaults.*:LU7646TwoGuests.*-RealFaults.ThroughputAtEachLossRateBesideIbWriteBw'
+# of stage 5 on siw.ko built from linux-source-6.12.  Not here, for the
+# time budget: the Interop suites (the Lustre peer is built for 6.1's
+# headers), the connect-phase, credit, LU7646 and adversary suites (the
+# module's own logic over the same CM and verbs calls these make) and the
+# Hostile suites (the ioctl ABI, kernel-independent).
+F612_DEFAULT='OneGuestVeth.*:TwoGuests.*:BulkVeth.*:RealFaults.*-RealFaults.ThroughputAtEachLossRateBesideIbWriteBw'
 F612=${O2_612_FILTER:-${FILTER:-$F612_DEFAULT}}
 F612_SIW=${O2_612_SIW_FILTER:-${FILTER:-OneGuestVeth.*:TwoGuests.*}}
 stage 6 "Debian's 6.12 kernel: o2lnd.ko (W=1), scenarios on rxe (filter $F612) and siw (filter $F612_SIW)"

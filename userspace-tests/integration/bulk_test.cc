@@ -410,9 +410,17 @@ TEST_F(BulkVeth, FailedInvalidationRecoversTheMr) {
   auto after = wait_mrs_free(g, 15);
   int64_t recovered = 0;
   for (const char* nid : {kA, kB}) {
-    recovered += after[nid].mr_recovered - before[nid].mr_recovered;
-    EXPECT_EQ(after[nid].mr_size, before[nid].mr_size) << nid << ": the pool changed size:\n"
+    const int64_t side = after[nid].mr_recovered - before[nid].mr_recovered;
+    recovered += side;
+    // A replaced MR goes back to the pool 1:1, but only when its failed
+    // exchange drops its last reference: a transfer starting meanwhile
+    // grows the pool on demand (seen on 6.12's faster rxe), at most once
+    // per recovered MR.  None may be lost.
+    EXPECT_GE(after[nid].mr_size, before[nid].mr_size) << nid << ": the pool lost MRs:\n"
                                                        << mr_dump(after);
+    EXPECT_LE(after[nid].mr_size, before[nid].mr_size + side)
+        << nid << ": the pool grew beyond one MR per recovery:\n"
+        << mr_dump(after);
     EXPECT_EQ(after[nid].mr_used, 0) << nid << ":\n" << mr_dump(after);
   }
   EXPECT_EQ(recovered, 3) << "inv-fail --count 3 must replace exactly 3 MRs:\n" << mr_dump(after);
