@@ -34,6 +34,7 @@ for f in "$TOP/.testbed-abi" "$TOP/.testbed-abi-debian612"; do
 	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 	cmp -s "$tmp/$rel.txt" "$tmp/again.txt" || fail "$rel: a cached run printed other results"
 	[[ $ms -lt 2000 ]] || fail "$rel: a cached run took $ms ms (did it probe again?)"
+	[[ $n == 1 ]] || continue  # the override is the script's, not the kernel's: once
 	O2_PROBE_FORCE="rdma_connect_locked=no" "$TOP/scripts/o2-probe.sh" "$hdr" "$tmp/forced.h" > /dev/null 2>&1
 	grep -q '^/\* #undef O2_HAVE_RDMA_CONNECT_LOCKED \*/' "$tmp/forced.h" ||
 		fail "$rel: O2_PROBE_FORCE did not undefine O2_HAVE_RDMA_CONNECT_LOCKED"

@@ -21,7 +21,8 @@
 #                                        Siw/<Suite>.<Test>, results/siw/itest/
 #   6 Debian's 6.12 kernel (the base of RHEL 10): o2lnd.ko built with W=1
 #     against its headers (the feature probes print their results), then
-#     scenarios on rxe and on siw (built from linux-source-6.12)
+#     scenarios on rxe (and with O2_CHECK_612_SIW=1 on siw, built from
+#     linux-source-6.12)
 #                                        Debian612/<Suite>.<Test>, Debian612/Siw/...,
 #                                        results/debian612/, results/debian612-siw/
 #   7 DKMS: testbed/dkms-test.sh, add/build/install/remove for both guest
@@ -47,6 +48,8 @@
 #        OneGuestVeth.*:TwoGuests.*), O2_SIW_TIMEOUT (s, default 1200),
 #      O2_CHECK_SIW=0 / O2_CHECK_612=0 / O2_CHECK_DKMS=0 skip stage 5 / 6 / 7
 #        (O2_CHECK_612=0: setup prepares no 6.12 kernel, DKMS builds for 6.1),
+#      O2_CHECK_612_SIW=1 adds the siw scenarios to stage 6 (default off:
+#        time budget),
 #      O2_612_FILTER / O2_612_SIW_FILTER (gtest filters of stage 6; default:
 #        FILTER, else see stage 6), O2_612_TIMEOUT (s, default 1200),
 #      O2_DEBUG_FILTER (gtest filter for stage 11; default: FILTER, else a
@@ -298,8 +301,9 @@ else
 			run_itest "$OUT/itest-612.xml" "$OUT/itest-612.log" "${O2_612_TIMEOUT:-1200}" \
 			--gtest_filter="$F612"
 		[[ -s "$OUT/itest-612.xml" ]] || missing+=("6.12 scenarios: no XML report (crashed?)")
-		if [[ "${O2_CHECK_SIW:-1}" == 0 ]]; then
-			say "siw on 6.12: skipped (O2_CHECK_SIW=0)"
+		if [[ "${O2_CHECK_SIW:-1}" == 0 || "${O2_CHECK_612_SIW:-0}" == 0 ]]; then
+			# 14 cases in ~150-200 s: over the budget for now (O2_CHECK_612_SIW=1 runs them)
+			say "siw on 6.12: skipped (O2_CHECK_612_SIW=1 runs it; O2_CHECK_SIW=0 also skips it)"
 		elif ! "$TOP/testbed/siw-module.sh" "${O2_CACHE:-/var/cache/o2lnd}/kernels/debian612" > "$OUT/siw-module-612.log" 2>&1; then
 			tail -20 "$OUT/siw-module-612.log" | sed 's/^/    /'
 			missing+=("siw.ko for 6.12: testbed/siw-module.sh failed (log $OUT/siw-module-612.log)")

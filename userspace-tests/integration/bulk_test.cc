@@ -374,9 +374,15 @@ TEST_F(BulkVeth, ConnectionClosedMidTransferFailsCleanly) {
   EXPECT_TRUE(b.error.empty()) << b.error << " (status " << b.run.status << ", " << b.run.seconds
                                << " s):\n"
                                << b.text();
-  EXPECT_GT(b.err("total"), 0) << "closing the connection twice failed no RPC:\n" << b.text();
+  // Both closes took effect (c1, c2).  Whether an RPC fails depends on
+  // where the close falls: messages waiting or not yet started are resent
+  // on the next connection (6.12's rxe often gets all 168 through, 6.1's
+  // fails a few); an exchange cut mid-transfer fails, cleanly.
   EXPECT_EQ(b.err("verify"), 0) << "a closed connection must not corrupt data:\n" << b.text();
   EXPECT_GT(b.at("rpcs"), b.err("total")) << "no RPC succeeded at all:\n" << b.text();
+  EXPECT_EQ(b.err("total"), b.err("expired") + b.err("dropped"))
+      << "a closed connection may drop or expire an RPC, nothing else:\n"
+      << b.text();
   figure("rpcs", std::to_string(b.at("rpcs")));
   figure("errors", std::to_string(b.err("total")));
   figure("errors_expired", std::to_string(b.err("expired")));
