@@ -115,7 +115,7 @@ grep -q '^/\* o2lnd: probe canary_absent: no' "$tmp/out.h" || {
 	cat "$tmp/log" >&2
 	exit 1
 }
-# and the first probe must pass on any kernel o2lnd supports, or the
+# and rdma_set_ack_timeout (in every kernel o2lnd supports) must pass, or the
 # harness could not build at all: show why
 grep -q '^#define O2_HAVE_RDMA_SET_ACK_TIMEOUT 1' "$tmp/out.h" || {
 	echo "o2lnd: probe harness: even rdma_set_ack_timeout failed to compile against $OBJTREE (log follows)" >&2
