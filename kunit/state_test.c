@@ -347,9 +347,44 @@ static void fatal_invalid_srv_id_and_unknown_rejects_are_final(struct kunit *tes
 	}
 }
 
+/* ------------------------------------------------ teardown and ports */
+
+static void teardown_waits_only_for_a_cm_message_on_a_down_port(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, o2_teardown_waits_for_port(true, true, false,
+							   false));
+	/* port up: the DREQ goes now */
+	KUNIT_EXPECT_FALSE(test, o2_teardown_waits_for_port(true, false, false,
+							    false));
+	/* nothing to send (no QP, or the DREQ went out before) */
+	KUNIT_EXPECT_FALSE(test, o2_teardown_waits_for_port(false, true, false,
+							    false));
+}
+
+static void teardown_never_waits_for_a_removed_device_or_an_unload(struct kunit *test)
+{
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		bool cm = i & 1, down = i & 2;
+
+		KUNIT_EXPECT_FALSE(test, o2_teardown_waits_for_port(cm, down,
+								    true,
+								    false));
+		KUNIT_EXPECT_FALSE(test, o2_teardown_waits_for_port(cm, down,
+								    false,
+								    true));
+		KUNIT_EXPECT_FALSE(test, o2_teardown_waits_for_port(cm, down,
+								    true,
+								    true));
+	}
+}
+
 static struct kunit_case o2_retry_cases[] = {
 	KUNIT_CASE(phase_timeout_is_at_least_five_seconds),
 	KUNIT_CASE(phase_timeout_is_a_tenth_of_long_timeouts),
+	KUNIT_CASE(teardown_waits_only_for_a_cm_message_on_a_down_port),
+	KUNIT_CASE(teardown_never_waits_for_a_removed_device_or_an_unload),
 	KUNIT_CASE(param_reject_adopts_smaller_params_once),
 	KUNIT_CASE(param_reject_without_anything_to_shrink_is_final),
 	KUNIT_CASE(race_reject_retries_after_100_to_499_ms),

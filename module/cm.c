@@ -177,6 +177,15 @@ static void o2_cm_route_resolved(struct o2_conn *conn, struct rdma_cm_id *id)
 	pr_debug("o2lnd: conn %p: route resolved\n", conn);
 	if (!o2_conn_next_phase(conn, O2_PHASE_CONNECT))
 		return;
+	/*
+	 * The port went down since the address was resolved: no connect
+	 * request on it (connd.c: no CM message on a port that is down);
+	 * the reconnect comes after the backoff.
+	 */
+	if (o2_dev_port_down(id)) {
+		o2_conn_close(conn, -ENETDOWN);
+		return;
+	}
 	rc = o2_conn_setup_qp(conn);
 	if (!rc) {
 		req.cp = conn->cp;

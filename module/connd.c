@@ -29,6 +29,11 @@
  * paused peer), so teardowns never run on connd, whose deadlines must
  * keep firing, nor behind each other.  A teardown first waits for the
  * conn's connect work (flush_work()), so it never races with it.
+ * While the conn's port is down, the steps that send a CM message
+ * (rdma_disconnect's DREQ, the REJ of destroying a connecting id) wait
+ * on o2_port_waits until it is back; the drain and the hand-off of the
+ * conn's messages do not wait.  connd's scan (and a PORT_ACTIVE event,
+ * through o2_connd_kick()) queues them again.
  */
 #include <linux/slab.h>
 #include <linux/ratelimit.h>
@@ -53,16 +58,80 @@ unsigned long o2_connect_timeout(void)
 	return o2_phase_timeout(o2_timeout);
 }
 
-static void o2_conn_teardown_fn(struct work_struct *work)
+/*
+ * Teardowns waiting for their port to come back, before the step that
+ * sends a CM message (o2_teardown_waits_for_port()).  Added by the
+ * teardown work, taken off only by connd's scan (o2_port_waits_check()),
+ * which queues the teardown again once the port is back, the device is
+ * going away or the NI stops.  Each entry holds the teardown's reference.
+ */
+static LIST_HEAD(o2_port_waits);
+static DEFINE_SPINLOCK(o2_port_waits_lock);
+
+/* Does the next CM step of @conn's teardown have to wait for its port? */
+static bool o2_conn_waits_for_port(struct o2_conn *conn)
 {
-	struct o2_conn *conn = container_of(work, struct o2_conn, teardown);
+	bool cm_message = conn->cmid && conn->qp && !conn->disconnected;
+
+	return o2_teardown_waits_for_port(cm_message,
+					  cm_message &&
+					  o2_dev_port_down(conn->cmid),
+					  conn->dev && READ_ONCE(conn->dev->dead),
+					  READ_ONCE(conn->ni->shutdown));
+}
+
+/* Park @conn's teardown until its port is back; its reference goes along */
+static void o2_conn_wait_port(struct o2_conn *conn)
+{
+	char nid[O2_NIDSTR_SIZE];
+
+	pr_info_ratelimited("o2lnd: %s: closing the connection to %s waits for %s port %u to come back (no CM message on a port that is down)\n",
+			    conn->ni->net,
+			    o2_nid_format(conn->peer->nid, nid, sizeof(nid)),
+			    dev_name(&conn->cmid->device->dev),
+			    conn->cmid->port_num);
+	spin_lock(&o2_port_waits_lock);
+	list_add_tail(&conn->port_wait, &o2_port_waits);
+	spin_unlock(&o2_port_waits_lock);
+}
+
+/*
+ * connd: queue again the parked teardowns that may go on.  Only connd
+ * takes entries off the list, so the ones checked outside the lock stay
+ * valid.
+ */
+static void o2_port_waits_check(void)
+{
+	struct o2_conn *conn, *tmp;
+	LIST_HEAD(waiting);
+	LIST_HEAD(go);
+
+	spin_lock(&o2_port_waits_lock);
+	list_splice_init(&o2_port_waits, &waiting);
+	spin_unlock(&o2_port_waits_lock);
+	if (list_empty(&waiting))
+		return;
+	list_for_each_entry_safe(conn, tmp, &waiting, port_wait)
+		if (!o2_conn_waits_for_port(conn))
+			list_move_tail(&conn->port_wait, &go);
+	spin_lock(&o2_port_waits_lock);
+	list_splice(&waiting, &o2_port_waits);
+	spin_unlock(&o2_port_waits_lock);
+	list_for_each_entry_safe(conn, tmp, &go, port_wait) {
+		list_del_init(&conn->port_wait);
+		queue_work(o2_reap_wq, &conn->teardown);
+	}
+}
+
+/*
+ * Drain the QP of a closing conn and hand on what it still holds: every
+ * completion has run afterwards, and the txs never posted are failed or
+ * go to a new conn.  Sends nothing on the wire.
+ */
+static void o2_conn_drain(struct o2_conn *conn)
+{
 	LIST_HEAD(txs);
 
-	if (conn->active)
-		flush_work(&conn->connect_work);
-
-	if (conn->cmid && conn->qp)
-		rdma_disconnect(conn->cmid);
 	if (conn->qp)
 		ib_drain_qp(conn->qp);
 	/* completions held back by a fault are handled (bounded delay) */
@@ -81,6 +150,37 @@ static void o2_conn_teardown_fn(struct work_struct *work)
 	spin_unlock(&conn->lock);
 	/* never posted: sent again on a new conn where LNet would resend */
 	o2_tx_fail_or_resend(&txs, conn->error ? conn->error : -ECONNABORTED);
+}
+
+/*
+ * The teardown of a closed conn.  The normal order is rdma_disconnect
+ * (a DREQ), drain, release.  While the conn's port is down, the DREQ (or
+ * the REJ rdma_destroy_id() would send) waits: the QP is drained and its
+ * messages handed on at once, then the teardown parks on o2_port_waits
+ * and connd runs it again (from the disconnect on) once the port is back.
+ */
+static void o2_conn_teardown_fn(struct work_struct *work)
+{
+	struct o2_conn *conn = container_of(work, struct o2_conn, teardown);
+
+	if (!conn->drained) {
+		if (conn->active)
+			flush_work(&conn->connect_work);
+		if (conn->cmid && conn->qp && !o2_conn_waits_for_port(conn)) {
+			rdma_disconnect(conn->cmid);
+			conn->disconnected = true;
+		}
+		o2_conn_drain(conn);
+		conn->drained = true;
+	}
+	if (o2_conn_waits_for_port(conn)) {
+		o2_conn_wait_port(conn);
+		return;
+	}
+	if (conn->cmid && conn->qp && !conn->disconnected) {
+		rdma_disconnect(conn->cmid);
+		conn->disconnected = true;
+	}
 	o2_conn_release_qp(conn);
 	if (conn->cmid) {
 		rdma_destroy_id(conn->cmid);
@@ -304,6 +404,7 @@ static void o2_connd_scan_fn(struct work_struct *work)
 	/* once a second: NIs whose device went away try to attach again */
 	if (++pass % (HZ / O2_SCAN_INTERVAL) == 0)
 		o2_nis_reattach();
+	o2_port_waits_check();
 	o2_bulk_expire(jiffies, false);
 	o2_rtr_expire(jiffies, false);
 	list_for_each_entry(ni, &o2_nis, list) {
@@ -341,12 +442,36 @@ int o2_connd_init(void)
 	return 0;
 }
 
+/* the scan runs (o2_connd_kick() may queue it) */
+static bool o2_connd_scanning;
+static DEFINE_SPINLOCK(o2_connd_kick_lock);
+
 /**
  * o2_connd_start_scan() - start the periodic scan once the NIs exist
  */
 void o2_connd_start_scan(void)
 {
+	spin_lock_irq(&o2_connd_kick_lock);
+	o2_connd_scanning = true;
+	spin_unlock_irq(&o2_connd_kick_lock);
 	queue_delayed_work(o2_connd_wq, &o2_connd_scan_work, O2_SCAN_INTERVAL);
+}
+
+/**
+ * o2_connd_kick() - run connd's scan now rather than at its next tick
+ *
+ * For a port that came back (its parked teardowns go on) or a device
+ * going away.  Callable from any context, also before the scan started
+ * and after it stopped (then it does nothing).
+ */
+void o2_connd_kick(void)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&o2_connd_kick_lock, flags);
+	if (o2_connd_scanning)
+		mod_delayed_work(o2_connd_wq, &o2_connd_scan_work, 0);
+	spin_unlock_irqrestore(&o2_connd_kick_lock, flags);
 }
 
 /**
@@ -356,7 +481,11 @@ void o2_connd_start_scan(void)
  */
 void o2_connd_exit(void)
 {
+	spin_lock_irq(&o2_connd_kick_lock);
+	o2_connd_scanning = false;
+	spin_unlock_irq(&o2_connd_kick_lock);
 	cancel_delayed_work_sync(&o2_connd_scan_work);
+	WARN_ON(!list_empty(&o2_port_waits));
 	destroy_workqueue(o2_reap_wq);
 	destroy_workqueue(o2_tx_wq);
 	destroy_workqueue(o2_connd_wq);

@@ -8,16 +8,84 @@
  * (sleeping, no busy-wait) until connd has destroyed them, then frees the
  * PD.  Unregistering the client at unload runs .remove for every device,
  * which is how the PDs are freed then.
+ *
+ * Each o2_dev also has an IB event handler for its port events: a port
+ * that went down is logged, and one that came back lets connd go on with
+ * the teardowns that waited for it (connd.c: no CM message is sent on a
+ * port that is down).
  */
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <rdma/ib_cache.h>
 #include "o2lnd.h"
 
 static LIST_HEAD(o2_devs);
 static DEFINE_MUTEX(o2_devs_mutex);
 static DECLARE_WAIT_QUEUE_HEAD(o2_dev_waitq);
 static struct ib_client o2_ib_client;
+
+/*
+ * Port events, from ib_core after it updated its port cache
+ * (o2_dev_port_down() reads that cache).  Does not sleep.
+ */
+static void o2_dev_event(struct ib_event_handler *handler,
+			 struct ib_event *event)
+{
+	switch (event->event) {
+	case IB_EVENT_PORT_ERR:
+		pr_info_ratelimited("o2lnd: %s port %u is down: connections on it close without CM messages until it is back\n",
+				    dev_name(&event->device->dev),
+				    event->element.port_num);
+		break;
+	case IB_EVENT_PORT_ACTIVE:
+		pr_info_ratelimited("o2lnd: %s port %u is active\n",
+				    dev_name(&event->device->dev),
+				    event->element.port_num);
+		o2_connd_kick();
+		break;
+	default:
+		break;
+	}
+}
+
+/**
+ * o2_dev_port_down() - is the port a cm_id is bound to down?
+ * @id: the cm_id
+ *
+ * Down: ib_core's cached port state is not ACTIVE, or, on RoCE, the
+ * netdev the id is bound to is not running or has no carrier (known at
+ * once, where the port event first goes through ib_core's work queue).
+ * An iWARP port is never down for this: its CM speaks TCP, through the
+ * IP stack.  An id not bound to a device yet has no port.
+ * Does not sleep.
+ *
+ * Return: true if the port is down.
+ */
+bool o2_dev_port_down(struct rdma_cm_id *id)
+{
+	struct ib_device *ibdev = id->device;
+	enum ib_port_state state;
+	struct net_device *ndev;
+	u32 port = id->port_num;
+	bool down = false;
+
+	if (!ibdev || !rdma_is_port_valid(ibdev, port) ||
+	    rdma_protocol_iwarp(ibdev, port))
+		return false;
+	if (!ib_get_cached_port_state(ibdev, port, &state) &&
+	    state != IB_PORT_ACTIVE)
+		return true;
+	if (!rdma_protocol_roce(ibdev, port))
+		return false;
+	ndev = dev_get_by_index(&init_net, id->route.addr.dev_addr.bound_dev_if);
+	if (ndev) {
+		down = !netif_running(ndev) || !netif_carrier_ok(ndev);
+		dev_put(ndev);
+	}
+	return down;
+}
 
 /**
  * o2_dev_get() - find or create the o2_dev of @ibdev and become a user
@@ -66,6 +134,8 @@ struct o2_dev *o2_dev_get(struct ib_device *ibdev)
 	}
 	o2_mr_pool_init(dev);
 	atomic_set(&dev->users, 1);
+	INIT_IB_EVENT_HANDLER(&dev->event_handler, ibdev, o2_dev_event);
+	ib_register_event_handler(&dev->event_handler);
 	list_add_tail(&dev->list, &o2_devs);
 out:
 	mutex_unlock(&o2_devs_mutex);
@@ -110,7 +180,7 @@ static void o2_dev_remove(struct ib_device *ibdev, void *client_data)
 	ib_set_client_data(ibdev, &o2_ib_client, NULL);
 	list_for_each_entry(dev, &o2_devs, list) {
 		if (dev->ibdev == ibdev) {
-			dev->dead = true;
+			WRITE_ONCE(dev->dead, true);
 			found = dev;
 			break;
 		}
@@ -120,6 +190,8 @@ static void o2_dev_remove(struct ib_device *ibdev, void *client_data)
 	o2_ni_device_removed(ibdev);
 	if (!found)
 		return;
+	/* teardowns waiting for a port of it go on */
+	o2_connd_kick();
 
 	while (!wait_event_timeout(o2_dev_waitq, !atomic_read(&found->users),
 				   10 * HZ))
@@ -129,6 +201,7 @@ static void o2_dev_remove(struct ib_device *ibdev, void *client_data)
 	mutex_lock(&o2_devs_mutex);
 	list_del(&found->list);
 	mutex_unlock(&o2_devs_mutex);
+	ib_unregister_event_handler(&found->event_handler);
 	o2_mr_pool_destroy(found);
 	ib_dealloc_pd(found->pd);
 	kfree(found);

@@ -142,6 +142,7 @@ extern wait_queue_head_t o2_exit_waitq;
  * @mr_max: pool limit (from the device's max_mr)
  * @mr_pages: pages one MR maps
  * @mr_recovered: MRs destroyed and replaced after a failed invalidation
+ * @event_handler: port events (PORT_ERR, PORT_ACTIVE) of the device
  * @reg_replayed: the device may execute a local work request (REG_MR,
  *	LOCAL_INV) again when it retransmits the send queue (rdma_rxe: its
  *	retry restarts at the oldest unacknowledged WQE and executes the local
@@ -165,6 +166,7 @@ struct o2_dev {
 	u32 mr_pages;
 	atomic64_t mr_recovered;
 	bool reg_replayed;
+	struct ib_event_handler event_handler;
 };
 
 /**
@@ -482,6 +484,10 @@ struct o2_rx {
  * @rxs: receive buffers
  * @connect_work: connd work starting an active connect
  * @teardown: connd work destroying the conn
+ * @drained: teardown: the QP is drained and unposted txs are handed on
+ * @disconnected: teardown: rdma_disconnect() was called (a DREQ went out)
+ * @port_wait: in o2_port_waits while the teardown waits for its port to
+ *	come back (o2_port_waits_lock)
  */
 struct o2_conn {
 	struct list_head ni_list;
@@ -520,6 +526,9 @@ struct o2_conn {
 	struct o2_rx *rxs;
 	struct work_struct connect_work;
 	struct work_struct teardown;
+	bool drained;
+	bool disconnected;
+	struct list_head port_wait;
 };
 
 /**
@@ -645,6 +654,7 @@ int o2_dev_init(void);
 void o2_dev_exit(void);
 struct o2_dev *o2_dev_get(struct ib_device *ibdev);
 void o2_dev_put(struct o2_dev *dev);
+bool o2_dev_port_down(struct rdma_cm_id *id);
 
 /* conn.c */
 bool o2_conn_set_state(struct o2_conn *conn, enum o2_conn_state state);
@@ -683,6 +693,7 @@ int o2_connd_init(void);
 void o2_connd_exit(void);
 void o2_connd_start_scan(void);
 void o2_connd_teardown(struct o2_conn *conn);
+void o2_connd_kick(void);
 unsigned long o2_connect_timeout(void);
 
 /* lnet.c */

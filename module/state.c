@@ -205,6 +205,33 @@ unsigned long o2_phase_timeout(int timeout_s)
 }
 
 /**
+ * o2_teardown_waits_for_port() - must a teardown wait for its port?
+ * @cm_message: destroying the conn's cm_id now sends a CM message: it
+ *	has a QP (a connect request or reply was exchanged) and no DREQ
+ *	went out yet (after rdma_disconnect() the destroy only cancels the
+ *	DREQ's retries)
+ * @port_down: the conn's port is down (port state not ACTIVE, or for
+ *	RoCE its netdev not running or without carrier)
+ * @dev_dead: the device is being removed
+ * @stopping: the NI is stopping (module unload)
+ *
+ * A CM message (DREQ, REJ) sent on a port that is down reaches nobody,
+ * and rdma_rxe puts its GSI QP (QP1, shared by every connection of the
+ * device) in error when a send finds no route: no connection could be
+ * made on the device again until it is re-added.  So the step that sends
+ * one waits until the port is back.  It waits for nothing else: not when
+ * the device goes away (the message cannot be sent anyway and the
+ * removal waits for the conn), not at unload.
+ *
+ * Return: true if the teardown must wait.
+ */
+bool o2_teardown_waits_for_port(bool cm_message, bool port_down,
+				bool dev_dead, bool stopping)
+{
+	return cm_message && port_down && !dev_dead && !stopping;
+}
+
+/**
  * o2_reject_retry_ms() - what a reject of our connect means
  * @why: the O2_REJECT_* reason
  * @rej_cp: the rejecter's connection parameters
