@@ -17,7 +17,9 @@
 #   make bench-routing  routed vs direct 1 MiB brw write bandwidth, three
 #                   guests (ROUNDS=<n>, default 3); results/bench-routing.md
 #   make bench-faults  brw/ping rates at 0, 0.1, 1, 5% netem loss beside
-#                   ib_write_bw, two guests, one boot; results/bench-faults.md
+#                   ib_write_bw, and per ack_timeout (14, 16, 18) the 1% loss
+#                   rates and the time to detect a paused peer; two guests,
+#                   one boot; results/bench-faults.md
 #   make bench-vs-o2iblnd  o2lnd beside Lustre's o2iblnd (lst) in two guests
 #                   of one boot, alternating stacks, 3 rounds: bulk, 4 KiB,
 #                   ping, CPU per GiB; results/bench-vs-o2iblnd.md (needs the

@@ -233,7 +233,7 @@ if [[ -x "$ITEST" ]]; then
 	rm -rf "$RES/hostile"  # the Hostile suites' report (fuzzer counts, privilege, parameters)
 	# Scenarios that only record figures run in make bench-* instead
 	# (testbed/bench-itest.sh), unless a FILTER names them.
-	BENCH_ONLY='RoutingThreeGuests.RoutedBrwWriteBandwidthAgainstDirect:RealFaults.ThroughputAtEachLossRateBesideIbWriteBw:InteropBench.*'
+	BENCH_ONLY='RoutingThreeGuests.RoutedBrwWriteBandwidthAgainstDirect:RealFaults.Throughput*:InteropBench.*'
 	args=(--gtest_filter="${FILTER:--$BENCH_ONLY}")
 	O2_KMEMLEAK=${O2_KMEMLEAK:-0} run_itest "$OUT/itest.xml" "$OUT/itest.log" "${O2_CHECK_TIMEOUT:-3000}" "${args[@]}"
 	stage_done 4 "log $OUT/itest.log, guest logs $RES/itest/"
@@ -279,7 +279,7 @@ stage_done 5 "log $OUT/itest-siw.log, guest logs $RES/siw/itest/"
 # headers), the connect-phase, credit, LU7646 and adversary suites (the
 # module's own logic over the same CM and verbs calls these make) and the
 # Hostile suites (the ioctl ABI, kernel-independent).
-F612_DEFAULT='OneGuestVeth.*:TwoGuests.*:BulkVeth.*:RealFaults.*-RealFaults.ThroughputAtEachLossRateBesideIbWriteBw'
+F612_DEFAULT='OneGuestVeth.*:TwoGuests.*:BulkVeth.*:RealFaults.*-RealFaults.Throughput*'
 F612=${O2_612_FILTER:-${FILTER:-$F612_DEFAULT}}
 F612_SIW=${O2_612_SIW_FILTER:-${FILTER:-OneGuestVeth.*:TwoGuests.*}}
 stage 6 "Debian's 6.12 kernel: o2lnd.ko (W=1), scenarios on rxe (filter $F612) and siw (filter $F612_SIW)"

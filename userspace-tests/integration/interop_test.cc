@@ -560,7 +560,9 @@ TEST_F(InteropRouting, LustreRoutesBetweenO2lndNodes) {
 // its steady rate times the run's length).  lst's RPC rates come from the
 // server group's LNet receive rate: a ping RPC is one message there, a brw
 // write two (the request and the bulk GET's reply).
-// O2_BENCH_ROUNDS (default 3), O2_BENCH_SECONDS (default 20).
+// O2_BENCH_ROUNDS (default 3), O2_BENCH_SECONDS (default 20);
+// O2_BENCH_NETEM (e.g. "loss 1%") puts a netem qdisc with those arguments
+// on g2's eth0 for the whole run, so both stacks meet the same lossy link.
 
 O2_SUITE_CLASS(InteropBench, "two", O2_INTEROP_MEMBERS);
 
@@ -625,6 +627,13 @@ TEST_F(InteropBench, O2lndBesideO2iblndInOneBoot) {
   Guest& g2 = guest("g2");
   const int rounds = bench_env("O2_BENCH_ROUNDS", 3);
   const int secs = bench_env("O2_BENCH_SECONDS", 20);
+  const char* netem = std::getenv("O2_BENCH_NETEM");
+  if (netem != nullptr && *netem != '\0') {
+    RunResult q = run(
+        g2, std::string("modprobe sch_netem && tc qdisc replace dev eth0 root netem ") + netem, 30);
+    ASSERT_TRUE(q.ok()) << "netem " << netem << " on g2: " << q.out;
+    std::printf("[ netem    ] g2 eth0: %s\n", netem);
+  }
   const std::string from = "192.168.1.1@o2ib";
   const std::string to = "192.168.1.2@o2ib";
   // (stack, shape) -> values per round; the same for CPU per unit
@@ -699,6 +708,7 @@ TEST_F(InteropBench, O2lndBesideO2iblndInOneBoot) {
       }
     }
   }
+  if (netem != nullptr && *netem != '\0') run(g2, "tc qdisc del dev eth0 root", 30);
   auto median = [](std::vector<double> v) {
     if (v.empty()) return -1.0;
     std::sort(v.begin(), v.end());

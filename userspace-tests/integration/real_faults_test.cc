@@ -558,5 +558,78 @@ TEST_F(RealFaults, ThroughputAtEachLossRateBesideIbWriteBw) {
   run(g2, "tc qdisc del dev eth0 root 2>/dev/null; true", 30);
 }
 
+// Benchmark (make bench-faults): what the RC ack timeout costs and buys.
+// On rxe each lost packet stalls its QP for one ack timeout (4.096 us x
+// 2^ack_timeout) before the retransmission; a peer that stopped answering
+// is detected once the retry count is spent, after O2_CM_RETRY_COUNT + 1 of
+// them.  For ack_timeout 14, 16 (the default) and 18: brw rates at 1% loss
+// on g2, and the time from pausing g2 (a node that hangs) until g1 has no
+// established connection to it, under a ping load.
+TEST_F(RealFaults, ThroughputAndDeadPeerDetectionAtEachAckTimeout) {
+  Guest& g1 = guest("g1");
+  Guest& g2 = guest("g2");
+  RunResult netem = run(g2, "modprobe sch_netem", 30);
+  if (!netem.ok()) GTEST_SKIP() << "no sch_netem in this kernel: " << netem.out;
+  const std::vector<std::string> ops = {"brw write --size 64K", "brw read --size 64K",
+                                        "brw read --size 1M"};
+  bool loaded = false;
+  for (int at : {14, 16, 18}) {
+    const std::string tag = "ack_timeout_" + std::to_string(at);
+    SCOPED_TRACE(tag);
+    const std::string params = std::string(kParams) + " ack_timeout=" + std::to_string(at);
+    for (const char* n : {"g1", "g2"}) {
+      if (loaded) {
+        ASSERT_TRUE(rmmod(guest(n), 60).ok()) << n;
+      }
+      ASSERT_TRUE(insmod_with(guest(n), kNet, params).ok()) << n << ": " << bed().test_log();
+    }
+    loaded = true;
+    expect_ping_ok(g1, kG2, "--timeout 20");
+    ASSERT_TRUE(run(g2, "tc qdisc replace dev eth0 root netem loss 1%", 30).ok());
+    for (const auto& op : ops) {
+      Window w = window(op, 6);
+      ASSERT_TRUE(w.parsed) << w.out;
+      std::string name = tag;
+      name += "_loss_1_";
+      name += op.substr(0, op.find(" --size ")) + "_" + op.substr(op.rfind(' ') + 1);
+      for (char& c : name) {
+        if (c == ' ') c = '_';
+      }
+      const bool bulk = op.find("1M") != std::string::npos;
+      figure(name + (bulk ? "_MiB_s" : "_rpc_s"), fmt1(bulk ? w.mib_per_s : w.rpc_per_s));
+      figure(name + "_errors", std::to_string(w.errors));
+      EXPECT_EQ(w.verify, 0) << w.str();
+    }
+    ASSERT_TRUE(run(g2, "tc qdisc del dev eth0 root", 30).ok());
+    ASSERT_NO_FATAL_FAILURE(
+        start_background("at-ping", std::string("ping ") + kG2 + " --concurrency 1 --duration 12"));
+    usleep(2 * 1000 * 1000);
+    // from the pause (host clock) until g1's poll sees no established
+    // connection (its answer comes back within a few ms)
+    double detect_s = 0;
+    {
+      PausedGuest paused(g2);
+      auto t_pause = std::chrono::steady_clock::now();
+      run(g1,
+          "for i in $(seq 400); do n=$(" + o2ctl_path() +
+              " net show -v | awk '/established:/ {s+=$2} END {print s+0}'); "
+              "[ \"$n\" = 0 ] && break; sleep 0.05; done",
+          60);
+      detect_s = since(t_pause);
+    }
+    char d[32];
+    std::snprintf(d, sizeof(d), "%.2f", detect_s);
+    figure(tag + "_dead_peer_detected_s", d);
+    EXPECT_LT(detect_s, 20.0) << "the connection to the paused peer was never closed";
+    // the load ends by itself: its duration covers the pause
+    (void)collect_background("at-ping", "background ping");
+    bool ok = false;
+    for (int i = 0; i < 6 && !ok; i++) {
+      ok = o2ctl(g1, std::string("ping ") + kG2 + " --timeout 5", 30).ok();
+    }
+    EXPECT_TRUE(ok) << "no ping got through once the paused peer was resumed";
+  }
+}
+
 }  // namespace
 }  // namespace o2it
