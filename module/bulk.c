@@ -400,6 +400,7 @@ static void o2_bulk_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 	bool clean = wc->status == IB_WC_SUCCESS;
 
 	spin_lock(&conn->lock);
+	list_del_init(&tx->list);	/* off conn->posted */
 	o2_credits_complete(&conn->cr, false, tx->wrs);
 	conn->send_progress = jiffies;
 	spin_unlock(&conn->lock);

@@ -62,6 +62,7 @@ struct o2_conn *o2_conn_alloc(struct o2_ni *ni, struct o2_peer *peer,
 	INIT_LIST_HEAD(&conn->tx_queue);
 	INIT_LIST_HEAD(&conn->tx_queue_rsrvd);
 	INIT_LIST_HEAD(&conn->tx_queue_nocred);
+	INIT_LIST_HEAD(&conn->posted);
 	conn->ni = ni;
 	kref_get(&peer->ref);
 	conn->peer = peer;
@@ -173,6 +174,8 @@ int o2_conn_setup_qp(struct o2_conn *conn)
  */
 void o2_conn_release_qp(struct o2_conn *conn)
 {
+	unsigned int n;
+
 	if (conn->qp) {
 		rdma_destroy_qp(conn->cmid);
 		conn->qp = NULL;
@@ -181,6 +184,17 @@ void o2_conn_release_qp(struct o2_conn *conn)
 		ib_free_cq(conn->cq);
 		conn->cq = NULL;
 	}
+	/* no completion can come now: what the device lost completes here */
+	n = o2_conn_reclaim_posted(conn);
+	if (n) {
+		char nid[O2_NIDSTR_SIZE];
+
+		pr_warn_ratelimited("o2lnd: %s: %s never completed %u sends of the connection to %s after its drain: completed as flushed once its QP was gone\n",
+				    conn->ni->net, dev_name(&conn->dev->ibdev->dev),
+				    n, o2_nid_format(conn->peer->nid, nid,
+						     sizeof(nid)));
+	}
+	WARN_ON(conn->cr.nposted || conn->cr.sq_used);
 	o2_rx_free(conn);
 	if (conn->dev) {
 		o2_dev_put(conn->dev);

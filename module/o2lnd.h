@@ -488,6 +488,9 @@ struct o2_rx {
  * @disconnected: teardown: rdma_disconnect() was called (a DREQ went out)
  * @port_wait: in o2_port_waits while the teardown waits for its port to
  *	come back (o2_port_waits_lock)
+ * @posted: txs whose signaled work request (the message's Send, or an
+ *	invalidation) is posted and not completed yet (@lock); tx->list
+ *	links them
  */
 struct o2_conn {
 	struct list_head ni_list;
@@ -529,6 +532,7 @@ struct o2_conn {
 	bool drained;
 	bool disconnected;
 	struct list_head port_wait;
+	struct list_head posted;
 };
 
 /**
@@ -680,6 +684,7 @@ void o2_tx_fail_list(struct list_head *txs, int error);
 void o2_tx_fail_or_resend(struct list_head *txs, int error);
 int o2_conn_queue_tx(struct o2_conn *conn, struct o2_tx *tx);
 void o2_conn_check_sends(struct o2_conn *conn);
+unsigned int o2_conn_reclaim_posted(struct o2_conn *conn);
 bool o2_conn_tx_late(struct o2_conn *conn, unsigned long now);
 
 /* rx.c */

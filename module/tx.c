@@ -233,6 +233,7 @@ static void o2_tx_send_finish(struct o2_tx *tx, enum ib_wc_status status)
 	ib_dma_unmap_single(tx->ibdev, tx->dma, tx->nob, DMA_TO_DEVICE);
 	tx->ibdev = NULL;
 	spin_lock(&conn->lock);
+	list_del_init(&tx->list);	/* off conn->posted */
 	o2_credits_complete(&conn->cr, tx->type == O2_MSG_NOOP, tx->wrs);
 	conn->send_progress = jiffies;
 	spin_unlock(&conn->lock);
@@ -395,6 +396,7 @@ static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
 			if (!conn->cr.nposted)
 				conn->send_progress = jiffies;
 			o2_credits_post_local(&conn->cr, tx->wrs);
+			list_add_tail(&tx->list, &conn->posted);
 		}
 		return rc;
 	}
@@ -433,6 +435,7 @@ static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
 	if (!conn->cr.nposted)
 		conn->send_progress = jiffies;
 	o2_credits_post(&conn->cr, q, noop, tx->wrs);
+	list_add_tail(&tx->list, &conn->posted);
 	conn->greet = false;
 	conn->last_send = jiffies;
 	if (tx->keepalive) {
@@ -580,6 +583,47 @@ void o2_conn_check_sends(struct o2_conn *conn)
 		o2_tx_put(drop);
 	if (rc)
 		o2_conn_close(conn, rc);
+}
+
+/**
+ * o2_conn_reclaim_posted() - complete the sends a device never completed
+ * @conn: a closed conn whose QP and CQ are destroyed
+ *
+ * ib_drain_qp() returns once every work request posted before it has
+ * completed.  A device that breaks that promise (siw, removed under
+ * load: a Send it was transmitting never completes) would leave its txs
+ * holding their buffers, MRs and a user of the device for good, and the
+ * device's removal would wait for them forever.  With the QP and the CQ
+ * destroyed no completion can come any more, so the txs still on
+ * conn->posted complete here, as flushed (their messages fail or are
+ * resent like those of any broken conn).
+ *
+ * Return: the number of txs completed here.
+ */
+unsigned int o2_conn_reclaim_posted(struct o2_conn *conn)
+{
+	struct o2_tx *tx, *tmp;
+	unsigned int n = 0;
+	LIST_HEAD(orphans);
+
+	spin_lock(&conn->lock);
+	list_splice_init(&conn->posted, &orphans);
+	spin_unlock(&conn->lock);
+	list_for_each_entry_safe(tx, tmp, &orphans, list) {
+		struct ib_wc wc = {
+			.wr_cqe = &tx->cqe,
+			.status = IB_WC_WR_FLUSH_ERR,
+		};
+
+		list_del_init(&tx->list);
+		n++;
+		/* not through o2_tx_send_done(): no fault may delay it now */
+		if (tx->cqe.done == o2_tx_send_done)
+			o2_tx_send_finish(tx, IB_WC_WR_FLUSH_ERR);
+		else
+			tx->cqe.done(NULL, &wc);
+	}
+	return n;
 }
 
 /**

@@ -16,7 +16,7 @@
 #   3 host unit tests (ctest) and the style gates (clang-format, checkpatch)
 #                                        results/check/unit.xml, style.xml
 #   4 scenarios, Debian kernel           results/check/itest.xml, results/itest/
-#   5 the OneGuestVeth and TwoGuests scenarios on Soft-iWARP (O2_TRANSPORT=siw;
+#   5 OneGuestVeth, TwoGuests, RealFaults' loss and device cycles on Soft-iWARP (O2_TRANSPORT=siw;
 #     siw.ko built for Debian's kernel by testbed/siw-module.sh, cached)
 #                                        Siw/<Suite>.<Test>, results/siw/itest/
 #   6 Debian's 6.12 kernel (the base of RHEL 10): o2lnd.ko built with W=1
@@ -45,7 +45,8 @@
 #      O2_CHECK_KERNELS=0 skips stages 7-10 (a quick check on Debian's kernel),
 #      O2_KERNEL_BG=0 builds the debug kernel in stage 8 only, not meanwhile,
 #      O2_SIW_FILTER (gtest filter for stage 5; default: FILTER, else
-#        OneGuestVeth.*:TwoGuests.*), O2_SIW_TIMEOUT (s, default 1200),
+#        OneGuestVeth.*:TwoGuests.*:RealFaults.LossOnBothSides*:
+#        RealFaults.DeviceRemovedAndAddedBack*), O2_SIW_TIMEOUT (s, default 1200),
 #      O2_CHECK_SIW=0 / O2_CHECK_612=0 / O2_CHECK_DKMS=0 skip stage 5 / 6 / 7
 #        (O2_CHECK_612=0: setup prepares no 6.12 kernel, DKMS builds for 6.1),
 #      O2_CHECK_612_SIW=1 adds the siw scenarios to stage 6 (default off:
@@ -249,7 +250,7 @@ fi
 # Debian's kernel has no siw (CONFIG_RDMA_SIW is not set): siw-module.sh
 # builds it from Debian's linux-source-6.1 into the test bed's copy of the
 # kernel (cached); guests create siw0.. where they would create rxe0..
-SFILTER=${O2_SIW_FILTER:-${FILTER:-OneGuestVeth.*:TwoGuests.*:RealFaults.LossOnBothSides*:RealFaults.DeviceRemovedAndAddedBackOnTheReceiver*}}
+SFILTER=${O2_SIW_FILTER:-${FILTER:-OneGuestVeth.*:TwoGuests.*:RealFaults.LossOnBothSides*:RealFaults.DeviceRemovedAndAddedBack*}}
 stage 5 "scenarios on Soft-iWARP (siw), Debian kernel (filter $SFILTER)"
 if [[ "${O2_CHECK_SIW:-1}" == 0 ]]; then
 	say "skipped (O2_CHECK_SIW=0)"
