@@ -154,6 +154,15 @@ static void o2_conn_drain(struct o2_conn *conn)
 	o2_tx_fail_or_resend(&txs, conn->error ? conn->error : -ECONNABORTED);
 }
 
+/* The DREQ of a connected conn, once (a later destroy sends nothing) */
+static void o2_conn_disconnect_once(struct o2_conn *conn)
+{
+	if (conn->cmid && conn->qp && !conn->disconnected) {
+		rdma_disconnect(conn->cmid);
+		conn->disconnected = true;
+	}
+}
+
 /*
  * The teardown of a closed conn.  The normal order is rdma_disconnect
  * (a DREQ), drain, release.  While the conn's port is down, the DREQ (or
@@ -168,10 +177,8 @@ static void o2_conn_teardown_fn(struct work_struct *work)
 	if (!conn->drained) {
 		if (conn->active)
 			flush_work(&conn->connect_work);
-		if (conn->cmid && conn->qp && !o2_conn_waits_for_port(conn)) {
-			rdma_disconnect(conn->cmid);
-			conn->disconnected = true;
-		}
+		if (!o2_conn_waits_for_port(conn))
+			o2_conn_disconnect_once(conn);
 		o2_conn_drain(conn);
 		conn->drained = true;
 	}
@@ -179,10 +186,7 @@ static void o2_conn_teardown_fn(struct work_struct *work)
 		o2_conn_wait_port(conn);
 		return;
 	}
-	if (conn->cmid && conn->qp && !conn->disconnected) {
-		rdma_disconnect(conn->cmid);
-		conn->disconnected = true;
-	}
+	o2_conn_disconnect_once(conn);
 	o2_conn_release_qp(conn);
 	if (conn->cmid) {
 		rdma_destroy_id(conn->cmid);

@@ -205,7 +205,6 @@ O2_SUITE_CLASS(
     // must be up again by itself and carry a ping.
     void device_cycles(Guest& g, const std::string& side, int cycles) {
       const std::string dev = rdma_dev(0);
-      Guest& g1 = guest("g1");
       ASSERT_NO_FATAL_FAILURE(start_background(
           "rf-bg", std::string("brw write ") + kG2 + " --size 64K --check --concurrency 4 " +
                        "--duration " + std::to_string(cycles * 8 + 6)));
@@ -222,10 +221,7 @@ O2_SUITE_CLASS(
         RunResult up = run(g, wait_ni_cmd(g, "up", 20), 60);
         EXPECT_TRUE(up.ok()) << at << ": the NI did not come back up within 20 s";
         figure(side + "_cycle" + std::to_string(c) + "_ni_up_s", fmt1(since(t0)));
-        bool ok = false;
-        for (int i = 0; i < 6 && !ok; i++) {
-          ok = o2ctl(g1, std::string("ping ") + kG2 + " --timeout 5", 30).ok();
-        }
+        const bool ok = ping_gets_through(6);
         EXPECT_TRUE(ok) << at << ": no ping g1 -> g2 got through after the device came back";
         figure(side + "_cycle" + std::to_string(c) + "_ping_s", fmt1(since(t0)));
       }
@@ -235,6 +231,15 @@ O2_SUITE_CLASS(
       figure(side + "_background_errors", std::to_string(w.errors));
       EXPECT_GT(w.rpcs, 0) << w.str();
       EXPECT_EQ(w.verify, 0) << "data arrived corrupted across the device cycles: " << w.str();
+    }
+
+    // Pings g1 -> g2 (5 s each) until one gets through, at most `tries`
+    // times.  Return: whether one did.
+    bool ping_gets_through(int tries) {
+      for (int i = 0; i < tries; i++) {
+        if (o2ctl(guest("g1"), std::string("ping ") + kG2 + " --timeout 5", 30).ok()) return true;
+      }
+      return false;
     }
 
     // Starts `o2ctl selftest ARGS -y` on g1 in the background; its report
@@ -264,7 +269,6 @@ O2_SUITE_CLASS(
     // g1 -> g2; afterwards traffic must flow again by itself, and on rxe
     // the CM's QP of `g`'s device must still be usable.
     void link_flap(Guest& g, const std::string& side, int down_s) {
-      Guest& g1 = guest("g1");
       const std::string dur = std::to_string(down_s + 14);
       ASSERT_NO_FATAL_FAILURE(start_background(
           "lf-ping", std::string("ping ") + kG2 + " --concurrency 8 --duration " + dur));
@@ -278,10 +282,7 @@ O2_SUITE_CLASS(
       ASSERT_TRUE(run(g, "ip link set eth0 up", 30).ok()) << side;
       auto t0 = std::chrono::steady_clock::now();
       // the first ping that gets through after the link is back
-      bool ok = false;
-      for (int i = 0; i < 12 && !ok; i++) {
-        ok = o2ctl(g1, std::string("ping ") + kG2 + " --timeout 5", 30).ok();
-      }
+      const bool ok = ping_gets_through(12);
       EXPECT_TRUE(ok) << side << ": no ping g1 -> g2 got through within ~60 s of the link "
                       << "coming back";
       figure(side + "_first_ping_after_up_s", fmt1(since(t0)));
@@ -314,10 +315,11 @@ O2_SUITE_CLASS(
       return std::atoi(r.out.c_str());
     }
 
-    // g2's link goes down and its connection to g1 is closed then (`peer
-    // close`): the teardown waits for the port rather than send a DREQ
-    // into a link that is down.  Returns how many teardowns waited.
-    int close_while_link_down(Guest& g2) {
+    // Both modules loaded; g2's link goes down and its connection to g1 is
+    // closed then (`peer close`): the teardown must wait for the port
+    // rather than send a DREQ into a link that is down (its log says so).
+    void close_while_link_down(Guest& g2) {
+      ASSERT_NO_FATAL_FAILURE(load_both());
       EXPECT_TRUE(o2ctl(g2, std::string("ping ") + kG1 + " --timeout 10", 60).ok());
       const int before = port_waits(g2);
       EXPECT_TRUE(run(g2, "ip link set eth0 down", 30).ok());
@@ -327,7 +329,8 @@ O2_SUITE_CLASS(
         usleep(250 * 1000);
         n = port_waits(g2);
       }
-      return n - before;
+      ASSERT_GE(n - before, 1)
+          << "the teardown of the connection closed while the link was down did not wait for it";
     });
 
 TEST_F(RealFaults, LossOnTheReceiverCostsThroughputNotRpcs) {
@@ -428,10 +431,8 @@ TEST_F(RealFaults, UnloadWhileTheDeviceIsGoneFreesEverything) {
 
 TEST_F(RealFaults, UnloadWhileATeardownWaitsForTheLinkDoesNotHang) {
   if (transport() == "siw") GTEST_SKIP() << "iWARP's CM speaks TCP: no teardown waits for it";
-  ASSERT_NO_FATAL_FAILURE(load_both());
   Guest& g2 = guest("g2");
-  ASSERT_GE(close_while_link_down(g2), 1)
-      << "the teardown of the connection closed while the link was down did not wait for it";
+  ASSERT_NO_FATAL_FAILURE(close_while_link_down(g2));
   // the unload does not wait for the port: the teardown goes on
   RunResult r = rmmod(g2, 60);
   EXPECT_TRUE(r.ok()) << "rmmod with a teardown waiting for the link: " << r.out;
@@ -446,10 +447,8 @@ TEST_F(RealFaults, UnloadWhileATeardownWaitsForTheLinkDoesNotHang) {
 
 TEST_F(RealFaults, DeviceRemovedWhileATeardownWaitsForTheLinkCompletes) {
   if (transport() == "siw") GTEST_SKIP() << "iWARP's CM speaks TCP: no teardown waits for it";
-  ASSERT_NO_FATAL_FAILURE(load_both());
   Guest& g2 = guest("g2");
-  ASSERT_GE(close_while_link_down(g2), 1)
-      << "the teardown of the connection closed while the link was down did not wait for it";
+  ASSERT_NO_FATAL_FAILURE(close_while_link_down(g2));
   // the removal waits for the device's connections: the waiting teardown
   // must go on, or `rdma link delete` would hang
   RunResult del = run(g2, "timeout 50 rdma link delete " + rdma_dev(0), 60);
@@ -617,10 +616,7 @@ TEST_F(RealFaults, ThroughputAndDeadPeerDetectionAtEachAckTimeout) {
     EXPECT_LT(detect_s, 20.0) << "the connection to the paused peer was never closed";
     // the load ends by itself: its duration covers the pause
     (void)collect_background("at-ping", "background ping");
-    bool ok = false;
-    for (int i = 0; i < 6 && !ok; i++) {
-      ok = o2ctl(g1, std::string("ping ") + kG2 + " --timeout 5", 30).ok();
-    }
+    const bool ok = ping_gets_through(6);
     EXPECT_TRUE(ok) << "no ping got through once the paused peer was resumed";
   }
 }
