@@ -408,6 +408,7 @@ static void o2_bulk_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 				   conn->peer->nid, &hit))
 		clean = false;
 	tx->bulk = NULL;
+	tx->done = NULL;
 	o2_bulk_drop_mr(b, clean);
 	o2_bulk_finish(b, b->status);
 	o2_bulk_put(b);
@@ -417,25 +418,7 @@ static void o2_bulk_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 	o2_conn_check_sends(conn);
 }
 
-/**
- * o2_bulk_post_inv() - post the invalidation of a tx's MR
- * @conn: the conn (caller holds conn->lock)
- * @tx: an O2_TX_INV tx carrying the bulk buffer
- *
- * Return: 0 or the error of ib_post_send().
- */
-int o2_bulk_post_inv(struct o2_conn *conn, struct o2_tx *tx)
-{
-	struct ib_send_wr wr = {};
-
-	tx->conn = conn;
-	tx->cqe.done = o2_bulk_inv_done;
-	wr.wr_cqe = &tx->cqe;
-	wr.opcode = IB_WR_LOCAL_INV;
-	wr.send_flags = IB_SEND_SIGNALED;
-	wr.ex.invalidate_rkey = tx->bulk->mr->mr->rkey;
-	return ib_post_send(conn->qp, &wr, NULL);
-}
+static void o2_bulk_tx_done(struct o2_tx *tx);
 
 /*
  * Invalidate @b's MR on @conn, then finish its exchange.  Takes over the
@@ -448,6 +431,8 @@ static void o2_bulk_invalidate(struct o2_bulk *b, struct o2_conn *conn)
 
 	if (tx) {
 		tx->bulk = b;
+		tx->done = o2_bulk_tx_done;
+		tx->cqe.done = o2_bulk_inv_done;	/* its LOCAL_INV's */
 		tx->deadline = jiffies + o2_timeout * HZ;
 		tx->has_deadline = true;
 		if (!o2_conn_queue_tx(conn, tx)) {
@@ -455,6 +440,7 @@ static void o2_bulk_invalidate(struct o2_bulk *b, struct o2_conn *conn)
 			return;
 		}
 		tx->bulk = NULL;
+		tx->done = NULL;
 		tx->status = -ECONNABORTED;
 		o2_tx_put(tx);
 	}
@@ -463,20 +449,19 @@ static void o2_bulk_invalidate(struct o2_bulk *b, struct o2_conn *conn)
 	o2_bulk_put(b);
 }
 
-/**
- * o2_bulk_tx_done() - a tx carrying a bulk buffer is done
- * @tx: the tx (from its release: after its Send completion, or never
- *	posted)
- * @ok: its Send completed successfully
+/*
+ * A tx carrying a bulk buffer is done (tx->done, from its release: after
+ * its Send completion, or never posted).
  *
  * A source whose data went (PUT_DONE, GET_DONE) is invalidated next; a
  * sink advertised by the tx (PUT_ACK, GET_REQ) now waits for the peer's
  * completion message.  On failure the exchange fails and the MR, which
  * may be registered, is recovered.
  */
-void o2_bulk_tx_done(struct o2_tx *tx, bool ok)
+static void o2_bulk_tx_done(struct o2_tx *tx)
 {
 	struct o2_bulk *b = tx->bulk;
+	bool ok = !tx->status;
 
 	tx->bulk = NULL;
 	kfree(tx->rd);
@@ -520,6 +505,7 @@ static struct o2_tx *o2_bulk_tx(struct o2_ni *ni, u8 type, struct o2_bulk *b,
 	if (b) {
 		kref_get(&b->ref);
 		tx->bulk = b;
+		tx->done = o2_bulk_tx_done;
 	}
 	return tx;
 }
@@ -1209,6 +1195,12 @@ bool o2_brw_rx_immediate(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
 
 /* ---- the selftest client ---- */
 
+/* The request of an inline selftest RPC is done (tx->done). */
+static void o2_brw_tx_done(struct o2_tx *tx)
+{
+	o2_brw_update(tx->cookie, tx->status, true, false);
+}
+
 static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 {
 	struct o2_lnet_hdr *h;
@@ -1229,7 +1221,8 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 		h->msg.put.ptl_index = cpu_to_le32(O2_BRW_PORTAL);
 		o2_pattern(h + 1, 0, r->nob, r->seed, false);
 		tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*h) + r->nob;
-		tx->brw_cookie = r->cookie;
+		tx->cookie = r->cookie;
+		tx->done = o2_brw_tx_done;
 		return o2_ni_launch(ni, r->nid, tx);
 	}
 	if (r->op == O2LND_BRW_READ && (!r->rdma || r->routed)) {
@@ -1243,7 +1236,8 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 		h->msg.get.ptl_index = cpu_to_le32(O2_BRW_PORTAL);
 		h->msg.get.sink_length = cpu_to_le32(r->nob);
 		tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*h);
-		tx->brw_cookie = r->cookie;
+		tx->cookie = r->cookie;
+		tx->done = o2_brw_tx_done;
 		return o2_ni_launch(ni, r->nid, tx);
 	}
 
@@ -1358,13 +1352,4 @@ int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 	out->rdma = r->rdma;
 	kfree(r);
 	return rc;
-}
-
-/**
- * o2_brw_tx_done() - the request of an inline selftest RPC completed
- * @tx: the tx (after its Send completion, or failed)
- */
-void o2_brw_tx_done(struct o2_tx *tx)
-{
-	o2_brw_update(tx->brw_cookie, tx->status, true, false);
 }

@@ -244,6 +244,7 @@ static struct o2_conn *o2_peer_duplicate_locked(struct o2_conn *conn)
 	struct o2_ni *ni = conn->ni;
 	struct o2_conn *other, *loser;
 
+	lockdep_assert_held(&ni->lock);
 	if (peer->nid == ni->nid)
 		return NULL;
 	list_for_each_entry(other, &peer->conns, peer_list) {
@@ -604,6 +605,7 @@ static struct o2_conn *o2_peer_connecting_locked(struct o2_peer *peer)
 {
 	struct o2_conn *conn;
 
+	lockdep_assert_held(&peer->ni->lock);
 	list_for_each_entry(conn, &peer->conns, peer_list)
 		if (conn->active &&
 		    READ_ONCE(conn->state) == O2_CONN_ACTIVE_CONNECT)

@@ -284,7 +284,7 @@ void o2_conn_close(struct o2_conn *conn, int error)
 		return;
 	if (conn->active && old < O2_CONN_ESTABLISHED &&
 	    o2_connect_failed(error))
-		o2_peer_health(peer, false);
+		o2_up->health(peer, false);
 	if (o2_connect_failed(error)) {
 		char nid[O2_NIDSTR_SIZE];
 
@@ -296,8 +296,7 @@ void o2_conn_close(struct o2_conn *conn, int error)
 				    error);
 	}
 	o2_tx_fail_list(&fail, error ? error : -ECONNABORTED);
-	o2_bulk_conn_closed(conn);
-	o2_rtr_conn_closed(conn);
+	o2_up->conn_closed(conn);
 	o2_connd_teardown(conn);
 }
 

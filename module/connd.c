@@ -19,7 +19,7 @@
  *     delay or the backoff after a failed connect) has expired.  Only
  *     connd starts a reconnect, so attempts to a peer never overlap.
  *     Once a second it also attaches NIs whose RDMA device went away to
- *     a device serving their interface again (o2_nis_reattach()).
+ *     a device serving their interface again (o2_up->tick()).
  *
  * o2_reap_wq (unordered, WQ_MEM_RECLAIM) runs the teardown of every
  * closed conn: rdma_disconnect -> ib_drain_qp -> fail unposted txs ->
@@ -289,9 +289,6 @@ static bool o2_connd_scan_ni(struct o2_ni *ni)
 	LIST_HEAD(late);
 	int bkt;
 
-	/* messages waiting for LNet tx credits past their deadline fail */
-	o2_ni_expire_credit_waits(ni, now);
-
 	/* parked requests (fault injection) are only on ni->conns */
 	spin_lock(&ni->conns_lock);
 	list_for_each_entry(conn, &ni->conns, ni_list) {
@@ -407,12 +404,12 @@ static void o2_connd_scan_fn(struct work_struct *work)
 	struct o2_ni *ni;
 	int i;
 
-	/* once a second: NIs whose device went away try to attach again */
-	if (++pass % (HZ / O2_SCAN_INTERVAL) == 0)
-		o2_nis_reattach();
+	/*
+	 * LNet's deadlines (credit waits, bulk, router); once a second NIs
+	 * whose device went away try to attach again
+	 */
+	o2_up->tick(jiffies, ++pass % (HZ / O2_SCAN_INTERVAL) == 0);
 	o2_port_waits_check();
-	o2_bulk_expire(jiffies, false);
-	o2_rtr_expire(jiffies, false);
 	list_for_each_entry(ni, &o2_nis, list) {
 		/* bounded: at most 100 actions per NI per pass */
 		for (i = 0; i < 100; i++) {

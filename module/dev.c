@@ -187,7 +187,7 @@ static void o2_dev_remove(struct ib_device *ibdev, void *client_data)
 	}
 	mutex_unlock(&o2_devs_mutex);
 
-	o2_ni_device_removed(ibdev);
+	o2_up->device_removed(ibdev);
 	if (!found)
 		return;
 	/* teardowns waiting for a port of it go on */

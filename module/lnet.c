@@ -20,11 +20,6 @@
 #define O2_PING_BUF_SIZE (sizeof(struct o2_ping_info) + \
 			  O2LND_PING_MAX_IDS * sizeof(struct o2_ping_ni))
 
-LIST_HEAD(o2_nis);
-int o2_nnis;
-atomic_t o2_nconns = ATOMIC_INIT(0);
-atomic_t o2_npeers = ATOMIC_INIT(0);
-DECLARE_WAIT_QUEUE_HEAD(o2_exit_waitq);
 /* serialises listener destruction between unload and device removal */
 static DEFINE_MUTEX(o2_nis_mutex);
 
@@ -61,131 +56,6 @@ struct o2_ping_req {
 static LIST_HEAD(o2_pings);
 static DEFINE_SPINLOCK(o2_ping_lock);
 static atomic64_t o2_ping_cookie = ATOMIC64_INIT(0);
-
-/**
- * o2_ni_by_nid() - the local NI with NID @nid
- * @nid: the NID
- *
- * Return: the NI or NULL.
- */
-struct o2_ni *o2_ni_by_nid(u64 nid)
-{
-	struct o2_ni *ni;
-
-	list_for_each_entry(ni, &o2_nis, list)
-		if (ni->nid == nid)
-			return ni;
-	return NULL;
-}
-
-/**
- * o2_ni_by_net() - the first local NI on network @net
- * @net: the network
- *
- * Return: the NI or NULL.
- */
-struct o2_ni *o2_ni_by_net(u32 net)
-{
-	struct o2_ni *ni;
-
-	list_for_each_entry(ni, &o2_nis, list)
-		if (o2_nid_net(ni->nid) == net)
-			return ni;
-	return NULL;
-}
-
-/**
- * o2_peer_find_locked() - look a peer up
- * @ni: the NI; caller holds ni->lock
- * @nid: the peer's NID
- *
- * Return: the peer (no reference taken) or NULL.
- */
-struct o2_peer *o2_peer_find_locked(struct o2_ni *ni, u64 nid)
-{
-	struct o2_peer *peer;
-
-	hash_for_each_possible(ni->peers, peer, node, nid)
-		if (peer->nid == nid)
-			return peer;
-	return NULL;
-}
-
-/**
- * o2_peer_find_or_create() - the peer @nid of @ni, created if new
- * @ni: the NI
- * @nid: the peer's NID
- *
- * May sleep.
- *
- * Return: the peer with a reference for the caller, or NULL (no memory,
- * or the NI is shutting down).
- */
-struct o2_peer *o2_peer_find_or_create(struct o2_ni *ni, u64 nid)
-{
-	struct o2_peer *peer, *old;
-
-	spin_lock(&ni->lock);
-	peer = ni->shutdown ? NULL : o2_peer_find_locked(ni, nid);
-	if (peer)
-		kref_get(&peer->ref);
-	spin_unlock(&ni->lock);
-	if (peer || READ_ONCE(ni->shutdown))
-		return peer;
-
-	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
-	if (!peer)
-		return NULL;
-	kref_init(&peer->ref);		/* the table's */
-	peer->ni = ni;
-	peer->nid = nid;
-	INIT_LIST_HEAD(&peer->conns);
-	INIT_LIST_HEAD(&peer->tx_queue);
-	INIT_LIST_HEAD(&peer->credit_q);
-	INIT_LIST_HEAD(&peer->rtr_q);
-	o2_txcr_init(&peer->txcr, o2_peer_credits);
-	o2_txcr_init(&peer->rtrcr, o2_rtr_peer_credits());
-	o2_our_connparams(&peer->cp);
-
-	spin_lock(&ni->lock);
-	old = o2_peer_find_locked(ni, nid);
-	if (old || ni->shutdown) {
-		if (old)
-			kref_get(&old->ref);
-		spin_unlock(&ni->lock);
-		kfree(peer);
-		return old;
-	}
-	hash_add(ni->peers, &peer->node, nid);
-	peer->in_table = true;
-	kref_get(&peer->ref);		/* the caller's */
-	atomic_inc(&o2_npeers);
-	refcount_inc(&ni->ref);
-	spin_unlock(&ni->lock);
-	return peer;
-}
-
-static void o2_peer_release(struct kref *ref)
-{
-	struct o2_peer *peer = container_of(ref, struct o2_peer, ref);
-
-	WARN_ON(!list_empty(&peer->conns) || !list_empty(&peer->tx_queue) ||
-		!list_empty(&peer->credit_q) || peer->ntx ||
-		!list_empty(&peer->rtr_q));
-	refcount_dec(&peer->ni->ref);
-	kfree(peer);
-	if (atomic_dec_and_test(&o2_npeers))
-		wake_up(&o2_exit_waitq);
-}
-
-/**
- * o2_peer_put() - drop a peer reference
- * @peer: the peer
- */
-void o2_peer_put(struct o2_peer *peer)
-{
-	kref_put(&peer->ref, o2_peer_release);
-}
 
 /*
  * Send a tx that holds its LNet credits to its peer: on an ESTABLISHED
@@ -543,16 +413,13 @@ static bool o2_ping_finish(u64 cookie, u64 from, int status,
 	return found;
 }
 
-/**
- * o2_lnet_tx_done() - a tx completed (after its Send completion)
- * @tx: the tx
- *
- * A ping's GET counts as sent; a ping whose GET failed fails.
+/*
+ * A ping's GET is done (tx->done): sent counts, a failed GET fails the
+ * ping.
  */
-void o2_lnet_tx_done(struct o2_tx *tx)
+static void o2_ping_tx_done(struct o2_tx *tx)
 {
-	if (tx->ping_cookie)
-		o2_ping_finish(tx->ping_cookie, 0, tx->status, NULL, 0);
+	o2_ping_finish(tx->cookie, 0, tx->status, NULL, 0);
 }
 
 static void o2_lnet_drop(struct o2_conn *conn, const char *why)
@@ -832,7 +699,8 @@ int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out)
 	hdr->msg.get.src_offset = 0;
 	hdr->msg.get.sink_length = cpu_to_le32(O2_PING_BUF_SIZE);
 	tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*hdr);
-	tx->ping_cookie = ping->cookie;
+	tx->cookie = ping->cookie;
+	tx->done = o2_ping_tx_done;
 	/* no use sending it once nobody waits for the reply */
 	tx->deadline = jiffies + msecs_to_jiffies(timeout_ms);
 	tx->has_deadline = true;
@@ -1618,3 +1486,88 @@ void o2_nis_free(void)
 	}
 	o2_nnis = 0;
 }
+
+/*
+ * May a tx that failed with @error on a dying conn be sent again?  Like
+ * LNet's resend on a local or remote drop: once, when the conn broke
+ * under it (send error, peer disconnected or rebooted, conn aborted or
+ * closed as a duplicate),
+ * while its deadline holds and the NI is up.  NOOPs only carried credits
+ * of the dead conn.
+ */
+static bool o2_tx_may_resend(struct o2_tx *tx, int error)
+{
+	/* bulk messages and NOOPs belong to their conn */
+	if (tx->type != O2_MSG_IMMEDIATE || tx->resends >= 1 || !tx->nid ||
+	    READ_ONCE(tx->ni->shutdown) || time_after(jiffies, tx->deadline))
+		return false;
+	return error == -EIO || error == -ECONNRESET || error == -ESTALE ||
+	       error == -ECONNABORTED || error == -EALREADY;
+}
+
+/* o2_up->resend(): launch @tx again if o2_tx_may_resend() allows it. */
+static bool o2_lnet_resend(struct o2_tx *tx, int error)
+{
+	if (!o2_tx_may_resend(tx, error))
+		return false;
+	tx->resends++;
+	tx->conn = NULL;
+	tx->status = 0;
+	o2_ni_launch(tx->ni, tx->nid, tx);
+	return true;
+}
+
+/* o2_up->peer_init(): a new peer's LNet tx credits and router credits. */
+static void o2_lnet_peer_init(struct o2_peer *peer)
+{
+	o2_txcr_init(&peer->txcr, o2_peer_credits);
+	o2_txcr_init(&peer->rtrcr, o2_rtr_peer_credits());
+}
+
+/*
+ * o2_up->tx_finalize(): a tx LNet launched is released.  A timeout counts
+ * against its peer's health; its credits go to the next waiter.
+ */
+static void o2_lnet_tx_finalize(struct o2_tx *tx)
+{
+	if (tx->status == -ETIMEDOUT) {
+		atomic64_inc(&tx->peer->st.tx_timeouts);
+		o2_peer_health(tx->peer, false);
+	}
+	o2_tx_credits_return(tx);
+	o2_peer_put(tx->peer);
+}
+
+/* o2_up->conn_closed(): the bulk exchanges and router messages on it end. */
+static void o2_lnet_conn_closed(struct o2_conn *conn)
+{
+	o2_bulk_conn_closed(conn);
+	o2_rtr_conn_closed(conn);
+}
+
+/* o2_up->tick(): LNet's deadlines, from connd's scan. */
+static void o2_lnet_tick(unsigned long now, bool reattach)
+{
+	struct o2_ni *ni;
+
+	if (reattach)
+		o2_nis_reattach();
+	o2_bulk_expire(now, false);
+	o2_rtr_expire(now, false);
+	/* messages waiting for LNet tx credits past their deadline fail */
+	list_for_each_entry(ni, &o2_nis, list)
+		o2_ni_expire_credit_waits(ni, now);
+}
+
+/* How the transport reaches LNet (set as o2_up at load). */
+const struct o2_lnet_ops o2_lnet_ops = {
+	.peer_init = o2_lnet_peer_init,
+	.recv = o2_lnet_recv,
+	.bulk_rx = o2_bulk_rx,
+	.health = o2_peer_health,
+	.tx_finalize = o2_lnet_tx_finalize,
+	.resend = o2_lnet_resend,
+	.conn_closed = o2_lnet_conn_closed,
+	.tick = o2_lnet_tick,
+	.device_removed = o2_ni_device_removed,
+};

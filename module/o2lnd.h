@@ -2,6 +2,13 @@
 /*
  * o2lnd: internal structures.
  *
+ * Layers (docs/ARCHITECTURE.md; checked by scripts/o2-layers.py)
+ *   LNet: lnet.c bulk.c router.c ctl.c.  LND: cm.c conn.c connd.c tx.c
+ *   rx.c dev.c mr.c peer.c.  Pure units below both: wire.c credits.c
+ *   state.c nid.c route.c fault.c params.c trace.c.  LNet calls the LND
+ *   by name; the LND calls LNet only through o2_up (struct o2_lnet_ops)
+ *   and a tx's done callback.
+ *
  * Objects and their lifetimes
  *   o2_ni    one per (net, interface); created at load, freed at unload
  *            after every peer and conn of it is gone (refcount_t @ref).
@@ -105,7 +112,8 @@
 /* a conn that received a message gets ESTABLISHED within this, or closes */
 #define O2_ESTABLISH_GRACE	(2 * HZ)
 
-/* module parameters (main.c) */
+/* module parameters (params.c) */
+extern char *o2_networks;
 extern int o2_service;
 extern int o2_peer_credits;
 extern int o2_timeout;
@@ -116,6 +124,7 @@ extern int o2_peer_credits_hiw;
 extern int o2_concurrent_sends;
 extern int o2_ntx;
 extern int o2_keepalive;
+extern int o2_cksum_param;
 
 /* RC retry count of every connection (rdma_conn_param.retry_count) */
 #define O2_CM_RETRY_COUNT	5
@@ -547,7 +556,6 @@ struct o2_conn {
  * @msg: O2_MAX_MSG_SIZE buffer
  * @dma: DMA address while posted
  * @ibdev: device @dma belongs to, NULL when unmapped
- * @ping_cookie: nonzero: the ping this message carries
  * @deadline: jiffies by which a tx queued on a conn must be posted
  * @status: result
  * @resends: times it was sent again after its connection failed
@@ -565,8 +573,14 @@ struct o2_conn {
  *	the peer's @rd before it is sent (a reference), or NULL
  * @reg: post an IB_WR_REG_MR of @bulk's MR before the message
  * @rd: the peer's descriptor to RDMA-write @bulk to (kmalloc'ed), or NULL
- * @brw_cookie: the inline selftest RPC this request belongs to, or 0
- * @rtr: the router message it forwards (its router buffer), or NULL
+ * @done: its owner's completion, or NULL: called once, by the last
+ *	reference (after the Send completion of a posted tx, or when it
+ *	fails unposted), with @status final.  The transport never calls
+ *	its owner by name: a ping (@cookie), a selftest request
+ *	(@cookie), a bulk exchange (@bulk) and a forwarded message
+ *	(@owner) each set their own.
+ * @owner: the owner's context for @done
+ * @cookie: the owner's cookie for @done (the ping or selftest RPC)
  */
 struct o2_tx {
 	struct ib_cqe cqe;
@@ -579,7 +593,6 @@ struct o2_tx {
 	void *msg;
 	u64 dma;
 	struct ib_device *ibdev;
-	u64 ping_cookie;
 	unsigned long deadline;
 	int status;
 	int resends;
@@ -594,8 +607,9 @@ struct o2_tx {
 	struct o2_bulk *bulk;
 	bool reg;
 	struct o2_rdma_desc *rd;
-	u64 brw_cookie;
-	struct o2_rtr_msg *rtr;
+	void (*done)(struct o2_tx *tx);
+	void *owner;
+	u64 cookie;
 };
 
 /* an internal tx: invalidates tx->bulk's MR through the send queue */
@@ -637,18 +651,14 @@ void o2_bulk_rtr_nak(struct o2_conn *conn, const struct o2_putreq_msg *m,
 		     int status);
 void o2_bulk_rtr_send(struct o2_ni *ni, u64 hop, const struct o2_lnet_hdr *hdr,
 		      struct o2_bulk *b, struct o2_rtr_msg *rtr);
-extern int o2_cksum_param;
 int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 	   u32 flags, u64 seed, struct o2lnd_ioc_brw *out);
 int o2_bulk_rx(struct o2_conn *conn, u8 type, void *body, u32 len,
 	       bool flip, bool *credit_now);
 bool o2_bulk_lnet_ack(u64 cookie, u64 from, u64 match_bits, u32 mlength);
 void o2_bulk_put(struct o2_bulk *b);
-void o2_bulk_tx_done(struct o2_tx *tx, bool ok);
 void o2_bulk_conn_closed(struct o2_conn *conn);
 void o2_bulk_expire(unsigned long now, bool all);
-int o2_bulk_post_inv(struct o2_conn *conn, struct o2_tx *tx);
-void o2_brw_tx_done(struct o2_tx *tx);
 bool o2_brw_rx_immediate(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
 			 const void *payload);
 void o2_dev_mr_stats(struct ib_device *ibdev, struct o2lnd_ioc_net *out);
@@ -701,20 +711,63 @@ void o2_connd_teardown(struct o2_conn *conn);
 void o2_connd_kick(void);
 unsigned long o2_connect_timeout(void);
 
+/**
+ * struct o2_lnet_ops - the transport's only way up to LNet
+ * @peer_init: LNet's part of a new peer (its tx and router credits),
+ *	before it is in the table
+ * @recv: an IMMEDIATE message's LNet part arrived on @conn (@payload,
+ *	@nob bytes); true if LNet holds @rx (it reposts it later)
+ * @bulk_rx: a bulk protocol message (PUT_REQ..GET_DONE) arrived;
+ *	0 or -EPROTO, *@credit_now as o2_bulk_rx()
+ * @health: @peer answered (@ok) or failed to
+ * @tx_finalize: LNet's part of a tx's release, after its owner's done:
+ *	its tx credits go back and its peer reference is dropped (only
+ *	for a tx LNet launched: tx->peer set)
+ * @resend: a tx of a dead conn, unposted or flushed with @error: true
+ *	if LNet took it for a resend, false if it must fail
+ * @conn_closed: @conn is closed; the exchanges and router messages
+ *	bound to it end
+ * @tick: connd's scan (every O2_SCAN_INTERVAL): deadlines of what
+ *	waits for LNet credits, bulk and router deadlines, and with
+ *	@reattach, NIs without a device try to attach again
+ * @device_removed: @ibdev is going away: the NIs on it close its
+ *	conns and let go of it
+ *
+ * Set once at load (o2_up) before any NI starts.  Every call is from
+ * process or softirq context without o2lnd locks held, except where a
+ * member says otherwise.
+ */
+struct o2_lnet_ops {
+	void (*peer_init)(struct o2_peer *peer);
+	bool (*recv)(struct o2_conn *conn, struct o2_rx *rx, void *payload,
+		     u32 nob);
+	int (*bulk_rx)(struct o2_conn *conn, u8 type, void *body, u32 len,
+		       bool flip, bool *credit_now);
+	void (*health)(struct o2_peer *peer, bool ok);
+	void (*tx_finalize)(struct o2_tx *tx);
+	bool (*resend)(struct o2_tx *tx, int error);
+	void (*conn_closed)(struct o2_conn *conn);
+	void (*tick)(unsigned long now, bool reattach);
+	void (*device_removed)(struct ib_device *ibdev);
+};
+
+/* peer.c */
+extern const struct o2_lnet_ops *o2_up;
+struct o2_ni *o2_ni_by_nid(u64 nid);
+struct o2_ni *o2_ni_by_net(u32 net);
+struct o2_peer *o2_peer_find_locked(struct o2_ni *ni, u64 nid);
+struct o2_peer *o2_peer_find_or_create(struct o2_ni *ni, u64 nid);
+void o2_peer_put(struct o2_peer *peer);
+
 /* lnet.c */
+extern const struct o2_lnet_ops o2_lnet_ops;
 int o2_ni_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx);
 void o2_ni_credit_work(struct work_struct *work);
 void o2_tx_credits_return(struct o2_tx *tx);
 void o2_peer_health(struct o2_peer *peer, bool ok);
 void o2_ni_expire_credit_waits(struct o2_ni *ni, unsigned long now);
-struct o2_peer *o2_peer_find_locked(struct o2_ni *ni, u64 nid);
-struct o2_peer *o2_peer_find_or_create(struct o2_ni *ni, u64 nid);
-void o2_peer_put(struct o2_peer *peer);
 bool o2_lnet_recv(struct o2_conn *conn, struct o2_rx *rx, void *payload,
 		  u32 nob);
-void o2_lnet_tx_done(struct o2_tx *tx);
-struct o2_ni *o2_ni_by_nid(u64 nid);
-struct o2_ni *o2_ni_by_net(u32 net);
 struct o2_ni *o2_ni_for(u64 nid, u64 src_nid, int *rc);
 int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out);
 void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out);

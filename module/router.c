@@ -250,6 +250,7 @@ static int o2_rtr_pool_of(u32 payload)
 /* Caller holds o2_rtr_lock: @m waits on @q. */
 static void o2_rtr_wait_locked(struct o2_rtr_msg *m, struct list_head *q)
 {
+	lockdep_assert_held(&o2_rtr_lock);
 	list_add_tail(&m->list, q);
 	if (!m->waiting) {
 		m->waiting = true;
@@ -264,6 +265,7 @@ static void o2_rtr_take_pool_locked(struct o2_rtr_msg *m)
 {
 	struct o2_rtr_pool *p = &o2_rtr_pools[m->pool];
 
+	lockdep_assert_held(&o2_rtr_lock);
 	if (o2_txcr_take(&p->cr)) {
 		m->pool_credit = true;
 		p->taken++;
@@ -280,6 +282,7 @@ static void o2_rtr_take_pool_locked(struct o2_rtr_msg *m)
  */
 static bool o2_rtr_take_locked(struct o2_rtr_msg *m)
 {
+	lockdep_assert_held(&o2_rtr_lock);
 	if (!o2_txcr_take(&m->src->rtrcr)) {
 		o2_rtr_wait_locked(m, &m->src->rtr_q);
 		return false;
@@ -296,6 +299,7 @@ static bool o2_rtr_return_locked(struct o2_rtr_msg *m)
 	struct o2_rtr_msg *w;
 	bool granted = false;
 
+	lockdep_assert_held(&o2_rtr_lock);
 	if (m->pool_credit && o2_txcr_return(&p->cr)) {
 		w = list_first_entry(&p->q, struct o2_rtr_msg, list);
 		list_del(&w->list);
@@ -322,6 +326,7 @@ static bool o2_rtr_return_locked(struct o2_rtr_msg *m)
  */
 static void o2_rtr_unwait_locked(struct o2_rtr_msg *m)
 {
+	lockdep_assert_held(&o2_rtr_lock);
 	list_del_init(&m->list);
 	list_del_init(&m->all);
 	m->waiting = false;
@@ -375,6 +380,12 @@ void o2_rtr_msg_done(struct o2_rtr_msg *m, int status)
 	if (granted)
 		queue_work(o2_tx_wq, &o2_rtr_work);
 	o2_rtr_msg_free(m);
+}
+
+/* A forwarded message's tx is done with the router buffer (tx->done). */
+static void o2_rtr_tx_done(struct o2_tx *tx)
+{
+	o2_rtr_msg_done(tx->owner, tx->status);
 }
 
 static void o2_rtr_drop(struct o2_conn *conn, atomic64_t *count,
@@ -450,7 +461,8 @@ static void o2_rtr_send_immediate(struct o2_rtr_msg *m, const void *payload)
 	atomic64_inc(&o2_rtr_st.forwarded);
 	atomic64_add(le32_to_cpu(h->payload_length),
 		     &o2_rtr_st.forwarded_bytes);
-	tx->rtr = m;
+	tx->owner = m;
+	tx->done = o2_rtr_tx_done;
 	o2_ni_launch(m->out_ni, m->hop, tx);
 }
 

@@ -72,6 +72,7 @@ static int o2_rx_post_locked(struct o2_conn *conn, struct o2_rx *rx)
 	struct ib_recv_wr wr = {};
 	struct ib_sge sge;
 
+	lockdep_assert_held(&conn->lock);
 	if (conn->state >= O2_CONN_CLOSING)
 		return -ECONNABORTED;
 	ib_dma_sync_single_for_device(conn->dev->ibdev, rx->dma,
@@ -176,7 +177,7 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		trace_o2lnd_credits_returned(conn->ni->nid, conn->peer->nid,
 					     hdr->credits,
 					     READ_ONCE(conn->cr.credits));
-	o2_peer_health(conn->peer, true);
+	o2_up->health(conn->peer, true);
 
 	credit = o2_rx_credit_of(hdr->type);
 	if (hdr->type != O2_MSG_NOOP && hdr->type != O2_MSG_CONNREQ &&
@@ -199,8 +200,9 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	case O2_MSG_PUT_DONE:
 	case O2_MSG_GET_REQ:
 	case O2_MSG_GET_DONE:
-		rc = o2_bulk_rx(conn, hdr->type, rx->msg + sizeof(*hdr),
-				hdr->nob - sizeof(*hdr), flip, &credit_now);
+		rc = o2_up->bulk_rx(conn, hdr->type, rx->msg + sizeof(*hdr),
+				    hdr->nob - sizeof(*hdr), flip,
+				    &credit_now);
 		if (rc) {
 			o2_rx_protocol_error(conn, "bad bulk message", rc);
 			return;
@@ -213,8 +215,8 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		atomic64_add(hdr->nob, &conn->ni->stats.recv_bytes);
 		atomic64_inc(&conn->peer->st.recv_count);
 		atomic64_add(hdr->nob, &conn->peer->st.recv_bytes);
-		if (o2_lnet_recv(conn, rx, rx->msg + sizeof(*hdr),
-				 hdr->nob - sizeof(*hdr)))
+		if (o2_up->recv(conn, rx, rx->msg + sizeof(*hdr),
+				hdr->nob - sizeof(*hdr)))
 			return;	/* held by the router: o2_rx_repost() */
 		break;
 	default:

@@ -41,22 +41,11 @@ static void o2_tx_release(struct kref *ref)
 		trace_o2lnd_tx_failed(ni->nid, tx->nid, tx->type, tx->nob,
 				      tx->status);
 	}
-	o2_lnet_tx_done(tx);
-	if (tx->brw_cookie)
-		o2_brw_tx_done(tx);
-	if (tx->bulk)
-		o2_bulk_tx_done(tx, !tx->status);
-	if (tx->rtr)	/* a forwarded message: its router buffer */
-		o2_rtr_msg_done(tx->rtr, tx->status);
+	if (tx->done)	/* its owner learns how it ended */
+		tx->done(tx);
 	kfree(tx->rd);
-	if (tx->peer) {
-		if (tx->status == -ETIMEDOUT) {
-			atomic64_inc(&tx->peer->st.tx_timeouts);
-			o2_peer_health(tx->peer, false);
-		}
-		o2_tx_credits_return(tx);
-		o2_peer_put(tx->peer);
-	}
+	if (tx->peer)	/* launched by LNet: its credits and peer */
+		o2_up->tx_finalize(tx);
 	if (o2_tx_counted(tx->type))
 		atomic_dec(&ni->tx_live);
 	kfree(tx->msg);
@@ -128,31 +117,13 @@ void o2_tx_fail_list(struct list_head *txs, int error)
 	}
 }
 
-/*
- * May a tx that failed with @error on a dying conn be sent again?  Like
- * LNet's resend on a local or remote drop: once, when the conn broke
- * under it (send error, peer disconnected or rebooted, conn aborted or
- * closed as a duplicate),
- * while its deadline holds and the NI is up.  NOOPs only carried credits
- * of the dead conn.
- */
-static bool o2_tx_may_resend(struct o2_tx *tx, int error)
-{
-	/* bulk messages and NOOPs belong to their conn */
-	if (tx->type != O2_MSG_IMMEDIATE || tx->resends >= 1 || !tx->nid ||
-	    READ_ONCE(tx->ni->shutdown) || time_after(jiffies, tx->deadline))
-		return false;
-	return error == -EIO || error == -ECONNRESET || error == -ESTALE ||
-	       error == -ECONNABORTED || error == -EALREADY;
-}
-
 /**
  * o2_tx_fail_or_resend() - complete the txs of a dead conn
  * @txs: txs that were queued or posted on it and did not complete
  * @error: why the conn died
  *
- * Each tx is launched again once towards its destination
- * (o2_tx_may_resend()), which connects anew; the others complete with
+ * LNet may take each tx for a resend towards its destination
+ * (o2_up->resend()), which connects anew; the others complete with
  * @error.  The caller holds no o2lnd lock and has already closed the
  * conn, so a resend never lands on it.
  */
@@ -162,13 +133,8 @@ void o2_tx_fail_or_resend(struct list_head *txs, int error)
 
 	list_for_each_entry_safe(tx, tmp, txs, list) {
 		list_del_init(&tx->list);
-		if (o2_tx_may_resend(tx, error)) {
-			tx->resends++;
-			tx->conn = NULL;
-			tx->status = 0;
-			o2_ni_launch(tx->ni, tx->nid, tx);
+		if (o2_up->resend(tx, error))
 			continue;
-		}
 		tx->status = error;
 		o2_tx_put(tx);
 	}
@@ -247,7 +213,7 @@ static void o2_tx_send_finish(struct o2_tx *tx, enum ib_wc_status status)
 			atomic64_inc(&conn->peer->st.send_count);
 			atomic64_add(tx->nob, &conn->peer->st.send_bytes);
 		}
-		o2_peer_health(conn->peer, true);
+		o2_up->health(conn->peer, true);
 		o2_tx_put(tx);
 		o2_conn_check_sends(conn);
 		return;
@@ -261,7 +227,7 @@ static void o2_tx_send_finish(struct o2_tx *tx, enum ib_wc_status status)
 						  sizeof(nid)),
 				    ib_wc_status_msg(status));
 		/* a keepalive or message the peer never acknowledged */
-		o2_peer_health(conn->peer, false);
+		o2_up->health(conn->peer, false);
 	}
 	/* close first, so that a resend cannot land on this conn */
 	o2_conn_close(conn, -EIO);
@@ -332,6 +298,7 @@ static int o2_tx_post_bulk_locked(struct o2_conn *conn, struct o2_tx *tx)
 	u32 i, off = 0;
 	int rc;
 
+	lockdep_assert_held(&conn->lock);
 	if (tx->reg && conn->dev->reg_replayed) {
 		struct ib_send_wr inv = {};
 
@@ -380,6 +347,24 @@ static int o2_tx_post_bulk_locked(struct o2_conn *conn, struct o2_tx *tx)
 	return 0;
 }
 
+/*
+ * Post the signaled LOCAL_INV of an O2_TX_INV tx: tx->bulk's MR.  Its
+ * completion is the owner's (tx->cqe.done, set when the tx was made).
+ * Caller holds conn->lock.  Return: 0 or the error of ib_post_send().
+ */
+static int o2_tx_post_inv_locked(struct o2_conn *conn, struct o2_tx *tx)
+{
+	struct ib_send_wr wr = {};
+
+	lockdep_assert_held(&conn->lock);
+	tx->conn = conn;
+	wr.wr_cqe = &tx->cqe;
+	wr.opcode = IB_WR_LOCAL_INV;
+	wr.send_flags = IB_SEND_SIGNALED;
+	wr.ex.invalidate_rkey = tx->bulk->mr->mr->rkey;
+	return ib_post_send(conn->qp, &wr, NULL);
+}
+
 /* Caller holds conn->lock.  Return: 0 or an errno (the tx is unposted). */
 static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
 			     enum o2_txq q)
@@ -390,8 +375,9 @@ static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
 	struct ib_sge sge;
 	int rc;
 
+	lockdep_assert_held(&conn->lock);
 	if (tx->type == O2_TX_INV) {
-		rc = o2_bulk_post_inv(conn, tx);
+		rc = o2_tx_post_inv_locked(conn, tx);
 		if (!rc) {
 			if (!conn->cr.nposted)
 				conn->send_progress = jiffies;

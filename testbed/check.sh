@@ -190,7 +190,9 @@ else
 fi
 
 # Style gates, counted as test cases (results/check/style.xml):
-# clang-format on the C++ sources, checkpatch --strict on the kernel C.
+# clang-format on the C++ sources, checkpatch --strict on the kernel C,
+# and the module's layering (scripts/o2-layers.py: no file of the
+# transport calls a file of LNet, no cycle across layers).
 style_case() {  # style_case NAME LOG CMD...
 	local name=$1 log=$2
 	shift 2
@@ -223,6 +225,9 @@ checkpatch_clean() {
 	echo '<testsuites><testsuite name="Style">'
 	style_case ClangFormatClean "$OUT/clang-format.log" clang_format_clean
 	style_case CheckpatchStrictClean "$OUT/checkpatch.log" checkpatch_clean
+	# the module's layers, from the symbols of the objects stage 2 built
+	style_case LndCallsLnetOnlyThroughItsOpsTable "$OUT/layers.log" \
+		python3 "$TOP/scripts/o2-layers.py" --graph "$TOP"
 	echo '</testsuite></testsuites>'
 } > "$OUT/style.xml"
 stage_done 3 "log $OUT/unit.log"

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * o2lnd: the objects both layers share, owned here: the list of local
+ * NIs, the peer table of each NI (lookup, creation, references) and the
+ * counts unload waits on; and the table through which the transport
+ * reaches up to LNet (o2_up, set once at load by the LNet side before
+ * any NI starts, never changed after).
+ *
+ * The LND files (cm, conn, connd, dev, mr, rx, tx) call into LNet only
+ * through o2_up and a tx's own done callback; LNet calls the transport
+ * by name.  scripts/o2-layers.py measures it from the objects' symbols.
+ */
+#include <linux/slab.h>
+#include "o2lnd.h"
+
+const struct o2_lnet_ops *o2_up;
+
+LIST_HEAD(o2_nis);
+int o2_nnis;
+atomic_t o2_nconns = ATOMIC_INIT(0);
+atomic_t o2_npeers = ATOMIC_INIT(0);
+DECLARE_WAIT_QUEUE_HEAD(o2_exit_waitq);
+
+/**
+ * o2_ni_by_nid() - the local NI with NID @nid
+ * @nid: the NID
+ *
+ * Return: the NI or NULL.
+ */
+struct o2_ni *o2_ni_by_nid(u64 nid)
+{
+	struct o2_ni *ni;
+
+	list_for_each_entry(ni, &o2_nis, list)
+		if (ni->nid == nid)
+			return ni;
+	return NULL;
+}
+
+/**
+ * o2_ni_by_net() - the first local NI on network @net
+ * @net: the network
+ *
+ * Return: the NI or NULL.
+ */
+struct o2_ni *o2_ni_by_net(u32 net)
+{
+	struct o2_ni *ni;
+
+	list_for_each_entry(ni, &o2_nis, list)
+		if (o2_nid_net(ni->nid) == net)
+			return ni;
+	return NULL;
+}
+
+/**
+ * o2_peer_find_locked() - look a peer up
+ * @ni: the NI; caller holds ni->lock
+ * @nid: the peer's NID
+ *
+ * Return: the peer (no reference taken) or NULL.
+ */
+struct o2_peer *o2_peer_find_locked(struct o2_ni *ni, u64 nid)
+{
+	struct o2_peer *peer;
+
+	lockdep_assert_held(&ni->lock);
+	hash_for_each_possible(ni->peers, peer, node, nid)
+		if (peer->nid == nid)
+			return peer;
+	return NULL;
+}
+
+/**
+ * o2_peer_find_or_create() - the peer @nid of @ni, created if new
+ * @ni: the NI
+ * @nid: the peer's NID
+ *
+ * May sleep.
+ *
+ * Return: the peer with a reference for the caller, or NULL (no memory,
+ * or the NI is shutting down).
+ */
+struct o2_peer *o2_peer_find_or_create(struct o2_ni *ni, u64 nid)
+{
+	struct o2_peer *peer, *old;
+
+	spin_lock(&ni->lock);
+	peer = ni->shutdown ? NULL : o2_peer_find_locked(ni, nid);
+	if (peer)
+		kref_get(&peer->ref);
+	spin_unlock(&ni->lock);
+	if (peer || READ_ONCE(ni->shutdown))
+		return peer;
+
+	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
+	if (!peer)
+		return NULL;
+	kref_init(&peer->ref);		/* the table's */
+	peer->ni = ni;
+	peer->nid = nid;
+	INIT_LIST_HEAD(&peer->conns);
+	INIT_LIST_HEAD(&peer->tx_queue);
+	INIT_LIST_HEAD(&peer->credit_q);
+	INIT_LIST_HEAD(&peer->rtr_q);
+	o2_up->peer_init(peer);
+	o2_our_connparams(&peer->cp);
+
+	spin_lock(&ni->lock);
+	old = o2_peer_find_locked(ni, nid);
+	if (old || ni->shutdown) {
+		if (old)
+			kref_get(&old->ref);
+		spin_unlock(&ni->lock);
+		kfree(peer);
+		return old;
+	}
+	hash_add(ni->peers, &peer->node, nid);
+	peer->in_table = true;
+	kref_get(&peer->ref);		/* the caller's */
+	atomic_inc(&o2_npeers);
+	refcount_inc(&ni->ref);
+	spin_unlock(&ni->lock);
+	return peer;
+}
+
+static void o2_peer_release(struct kref *ref)
+{
+	struct o2_peer *peer = container_of(ref, struct o2_peer, ref);
+
+	WARN_ON(!list_empty(&peer->conns) || !list_empty(&peer->tx_queue) ||
+		!list_empty(&peer->credit_q) || peer->ntx ||
+		!list_empty(&peer->rtr_q));
+	refcount_dec(&peer->ni->ref);
+	kfree(peer);
+	if (atomic_dec_and_test(&o2_npeers))
+		wake_up(&o2_exit_waitq);
+}
+
+/**
+ * o2_peer_put() - drop a peer reference
+ * @peer: the peer
+ */
+void o2_peer_put(struct o2_peer *peer)
+{
+	kref_put(&peer->ref, o2_peer_release);
+}
