@@ -63,6 +63,7 @@ struct o2_conn *o2_conn_alloc(struct o2_ni *ni, struct o2_peer *peer,
 	INIT_LIST_HEAD(&conn->tx_queue_rsrvd);
 	INIT_LIST_HEAD(&conn->tx_queue_nocred);
 	INIT_LIST_HEAD(&conn->posted);
+	INIT_LIST_HEAD(&conn->txb_free);
 	conn->ni = ni;
 	kref_get(&peer->ref);
 	conn->peer = peer;
@@ -137,6 +138,8 @@ int o2_conn_setup_qp(struct o2_conn *conn)
 	conn->dev = dev;
 	conn->nrx = o2_rx_buffers(qd);
 	rc = o2_rx_alloc(conn);
+	if (!rc)
+		rc = o2_tx_bufs_alloc(conn);
 	if (rc)
 		return rc;
 	conn->cq = ib_alloc_cq(dev->ibdev, conn, nsend + nrecv, 0,
@@ -169,7 +172,7 @@ int o2_conn_setup_qp(struct o2_conn *conn)
 }
 
 /**
- * o2_conn_release_qp() - destroy QP, CQ, rx buffers and drop the device
+ * o2_conn_release_qp() - destroy QP, CQ, rx and tx buffers, drop the device
  * @conn: the conn; its QP is drained or was never connected
  */
 void o2_conn_release_qp(struct o2_conn *conn)
@@ -196,6 +199,7 @@ void o2_conn_release_qp(struct o2_conn *conn)
 	}
 	WARN_ON(conn->cr.nposted || conn->cr.sq_used);
 	o2_rx_free(conn);
+	o2_tx_bufs_free(conn);
 	if (conn->dev) {
 		o2_dev_put(conn->dev);
 		conn->dev = NULL;

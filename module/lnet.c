@@ -1006,6 +1006,7 @@ static int o2_ni_create(const struct o2_ni_spec *spec, u32 index)
 	INIT_LIST_HEAD(&ni->conns);
 	hash_init(ni->peers);
 	atomic_set(&ni->tx_live, 0);
+	o2_tx_pool_init(ni);
 	o2_txcr_init(&ni->txcr, o2_credits);
 	INIT_LIST_HEAD(&ni->credit_q);
 	INIT_LIST_HEAD(&ni->ready);
@@ -1482,6 +1483,7 @@ void o2_nis_free(void)
 		list_del(&ni->list);
 		WARN_ON(!refcount_dec_and_test(&ni->ref));
 		WARN_ON(atomic_read(&ni->tx_live));
+		o2_tx_pool_free(ni);
 		kfree(ni);
 	}
 	o2_nnis = 0;
@@ -1526,7 +1528,8 @@ static void o2_lnet_peer_init(struct o2_peer *peer)
 
 /*
  * o2_up->tx_finalize(): a tx LNet launched is released.  A timeout counts
- * against its peer's health; its credits go to the next waiter.
+ * against its peer's health; its credits go to the next waiter.  The
+ * release drops the peer reference itself, last.
  */
 static void o2_lnet_tx_finalize(struct o2_tx *tx)
 {
@@ -1535,7 +1538,6 @@ static void o2_lnet_tx_finalize(struct o2_tx *tx)
 		o2_peer_health(tx->peer, false);
 	}
 	o2_tx_credits_return(tx);
-	o2_peer_put(tx->peer);
 }
 
 /* o2_up->conn_closed(): the bulk exchanges and router messages on it end. */

@@ -283,6 +283,10 @@ struct o2_bulk {
  * @up: accepting connections
  * @shutdown: module unload in progress
  * @tx_live: txs alive on this NI (bounded by o2_ntx; NOOPs not counted)
+ * @tx_pool_lock: protects @tx_pool and @tx_pool_n (a leaf)
+ * @tx_pool: released txs kept with their message buffers for reuse, so
+ *	that a steady flow of messages allocates nothing (tx.c)
+ * @tx_pool_n: txs in @tx_pool (at most o2_ntx)
  * @txcr: NI tx credits (ni->lock)
  * @credit_q: txs waiting for an NI tx credit (ni->lock)
  * @ready: txs that got their credits from a completing tx, sent by
@@ -312,6 +316,9 @@ struct o2_ni {
 	bool up;
 	bool shutdown;
 	atomic_t tx_live;
+	spinlock_t tx_pool_lock;	/* tx_pool, tx_pool_n */
+	struct list_head tx_pool;
+	int tx_pool_n;
 	struct o2_txcr txcr;
 	struct list_head credit_q;
 	struct list_head ready;
@@ -447,6 +454,24 @@ struct o2_rx {
 };
 
 /**
+ * struct o2_txbuf - a pre-mapped send buffer of a conn
+ * @list: in conn->txb_free while free (conn->lock)
+ * @buf: O2_MAX_MSG_SIZE bytes, mapped DMA_TO_DEVICE on the conn's
+ *	device from o2_tx_bufs_alloc() to o2_tx_bufs_free()
+ * @dma: its DMA address
+ *
+ * A message is copied into one when it is posted and the buffer goes
+ * back when its Send completes: one per Send in flight, so a conn has
+ * concurrent_sends of them and never waits for one (credits cap
+ * nposted at concurrent_sends).  Nothing is mapped per message.
+ */
+struct o2_txbuf {
+	struct list_head list;
+	void *buf;
+	u64 dma;
+};
+
+/**
  * struct o2_conn - one RC connection
  * @ni_list: in ni->conns (ni->conns_lock), from allocation to release
  * @created: jiffies at allocation
@@ -491,6 +516,9 @@ struct o2_rx {
  *	so that the passive side may start sending
  * @nrx: receive buffers
  * @rxs: receive buffers
+ * @ntxb: send buffers (struct o2_txbuf): concurrent_sends
+ * @txbs: send buffers
+ * @txb_free: the free ones (conn->lock)
  * @connect_work: connd work starting an active connect
  * @teardown: connd work destroying the conn
  * @drained: teardown: the QP is drained and unposted txs are handed on
@@ -536,6 +564,9 @@ struct o2_conn {
 	bool greet;
 	int nrx;
 	struct o2_rx *rxs;
+	int ntxb;
+	struct o2_txbuf *txbs;
+	struct list_head txb_free;
 	struct work_struct connect_work;
 	struct work_struct teardown;
 	bool drained;
@@ -554,8 +585,8 @@ struct o2_conn {
  * @type: O2_MSG_*
  * @nob: message length including the header
  * @msg: O2_MAX_MSG_SIZE buffer
- * @dma: DMA address while posted
- * @ibdev: device @dma belongs to, NULL when unmapped
+ * @txb: the conn's send buffer @msg was copied into while posted, or
+ *	NULL
  * @deadline: jiffies by which a tx queued on a conn must be posted
  * @status: result
  * @resends: times it was sent again after its connection failed
@@ -591,8 +622,7 @@ struct o2_tx {
 	u8 type;
 	u32 nob;
 	void *msg;
-	u64 dma;
-	struct ib_device *ibdev;
+	struct o2_txbuf *txb;
 	unsigned long deadline;
 	int status;
 	int resends;
@@ -688,11 +718,15 @@ int o2_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
 int o2_conn_start_active(struct o2_peer *peer);
 
 /* tx.c */
+void o2_tx_pool_init(struct o2_ni *ni);
+void o2_tx_pool_free(struct o2_ni *ni);
 struct o2_tx *o2_tx_alloc(struct o2_ni *ni, u8 type);
 void o2_tx_put(struct o2_tx *tx);
 void o2_tx_fail_list(struct list_head *txs, int error);
 void o2_tx_fail_or_resend(struct list_head *txs, int error);
 int o2_conn_queue_tx(struct o2_conn *conn, struct o2_tx *tx);
+int o2_tx_bufs_alloc(struct o2_conn *conn);
+void o2_tx_bufs_free(struct o2_conn *conn);
 void o2_conn_check_sends(struct o2_conn *conn);
 unsigned int o2_conn_reclaim_posted(struct o2_conn *conn);
 bool o2_conn_tx_late(struct o2_conn *conn, unsigned long now);
@@ -721,8 +755,8 @@ unsigned long o2_connect_timeout(void);
  *	0 or -EPROTO, *@credit_now as o2_bulk_rx()
  * @health: @peer answered (@ok) or failed to
  * @tx_finalize: LNet's part of a tx's release, after its owner's done:
- *	its tx credits go back and its peer reference is dropped (only
- *	for a tx LNet launched: tx->peer set)
+ *	its tx credits go back (only for a tx LNet launched: tx->peer
+ *	set; the release drops that peer reference after it)
  * @resend: a tx of a dead conn, unposted or flushed with @error: true
  *	if LNet took it for a resend, false if it must fail
  * @conn_closed: @conn is closed; the exchanges and router messages

@@ -28,12 +28,85 @@ static bool o2_tx_counted(u8 type)
 	return type != O2_MSG_NOOP && type != O2_TX_INV;
 }
 
+/**
+ * o2_tx_pool_init() - an NI's empty tx pool
+ * @ni: the NI, being created
+ */
+void o2_tx_pool_init(struct o2_ni *ni)
+{
+	spin_lock_init(&ni->tx_pool_lock);
+	INIT_LIST_HEAD(&ni->tx_pool);
+	ni->tx_pool_n = 0;
+}
+
+/**
+ * o2_tx_pool_free() - free the txs an NI kept
+ * @ni: the NI, being freed: no tx of it is alive
+ */
+void o2_tx_pool_free(struct o2_ni *ni)
+{
+	struct o2_tx *tx, *tmp;
+
+	list_for_each_entry_safe(tx, tmp, &ni->tx_pool, list) {
+		list_del(&tx->list);
+		kfree(tx->msg);
+		kfree(tx);
+	}
+	ni->tx_pool_n = 0;
+}
+
+/*
+ * A tx from @ni's pool, as new: the struct zeroed, its message buffer
+ * already zero (o2_tx_pool_put()).  NULL if the pool is empty.
+ */
+static struct o2_tx *o2_tx_pool_get(struct o2_ni *ni)
+{
+	struct o2_tx *tx;
+	void *msg;
+
+	spin_lock(&ni->tx_pool_lock);
+	tx = list_first_entry_or_null(&ni->tx_pool, struct o2_tx, list);
+	if (tx) {
+		list_del(&tx->list);
+		ni->tx_pool_n--;
+	}
+	spin_unlock(&ni->tx_pool_lock);
+	if (!tx)
+		return NULL;
+	msg = tx->msg;
+	memset(tx, 0, sizeof(*tx));
+	tx->msg = msg;
+	return tx;
+}
+
+/*
+ * Keep a released tx for reuse, its buffer zeroed again as far as it was
+ * written (a message is written only within its @nob bytes), or free it
+ * when the pool already holds o2_ntx.
+ */
+static void o2_tx_pool_put(struct o2_ni *ni, struct o2_tx *tx)
+{
+	memset(tx->msg, 0, min_t(u32, tx->nob, O2_MAX_MSG_SIZE));
+	spin_lock(&ni->tx_pool_lock);
+	if (ni->tx_pool_n < o2_ntx) {
+		list_add(&tx->list, &ni->tx_pool);
+		ni->tx_pool_n++;
+		tx = NULL;
+	}
+	spin_unlock(&ni->tx_pool_lock);
+	if (tx) {
+		kfree(tx->msg);
+		kfree(tx);
+	}
+}
+
 static void o2_tx_release(struct kref *ref)
 {
 	struct o2_tx *tx = container_of(ref, struct o2_tx, ref);
 	struct o2_ni *ni = tx->ni;
+	struct o2_peer *peer;
 
-	WARN_ON(tx->ibdev);
+	WARN_ON(tx->txb);
 	if (tx->status) {
 		atomic64_inc(&ni->stats.error_count);
 		if (tx->status == -ETIMEDOUT)
@@ -44,12 +117,15 @@ static void o2_tx_release(struct kref *ref)
 	if (tx->done)	/* its owner learns how it ended */
 		tx->done(tx);
 	kfree(tx->rd);
-	if (tx->peer)	/* launched by LNet: its credits and peer */
+	peer = tx->peer;
+	if (peer)	/* launched by LNet: its credits */
 		o2_up->tx_finalize(tx);
 	if (o2_tx_counted(tx->type))
 		atomic_dec(&ni->tx_live);
-	kfree(tx->msg);
-	kfree(tx);
+	o2_tx_pool_put(ni, tx);
+	/* last: the peer pins the NI (and so its pool) until here */
+	if (peer)
+		o2_peer_put(peer);
 }
 
 /**
@@ -74,9 +150,12 @@ struct o2_tx *o2_tx_alloc(struct o2_ni *ni, u8 type)
 		atomic64_inc(&ni->stats.tx_no_credit_drops);
 		return NULL;
 	}
-	tx = kzalloc(sizeof(*tx), GFP_KERNEL);
-	if (tx)
-		tx->msg = kzalloc(O2_MAX_MSG_SIZE, GFP_KERNEL);
+	tx = o2_tx_pool_get(ni);
+	if (!tx) {
+		tx = kzalloc(sizeof(*tx), GFP_KERNEL);
+		if (tx)
+			tx->msg = kzalloc(O2_MAX_MSG_SIZE, GFP_KERNEL);
+	}
 	if (!tx || !tx->msg) {
 		kfree(tx);
 		if (counted)
@@ -182,6 +261,62 @@ int o2_conn_queue_tx(struct o2_conn *conn, struct o2_tx *tx)
 	return rc;
 }
 
+/**
+ * o2_tx_bufs_alloc() - allocate and map the conn's send buffers
+ * @conn: the conn, with conn->dev set
+ *
+ * Return: 0 or -ENOMEM; partial allocations are undone by
+ * o2_tx_bufs_free().
+ */
+int o2_tx_bufs_alloc(struct o2_conn *conn)
+{
+	struct ib_device *ibdev = conn->dev->ibdev;
+	int i;
+
+	conn->txbs = kcalloc(o2_concurrent_sends, sizeof(*conn->txbs),
+			     GFP_KERNEL);
+	if (!conn->txbs)
+		return -ENOMEM;
+	for (i = 0; i < o2_concurrent_sends; i++) {
+		struct o2_txbuf *txb = &conn->txbs[i];
+
+		txb->buf = kmalloc(O2_MAX_MSG_SIZE, GFP_KERNEL);
+		if (!txb->buf)
+			return -ENOMEM;
+		txb->dma = ib_dma_map_single(ibdev, txb->buf, O2_MAX_MSG_SIZE,
+					     DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(ibdev, txb->dma)) {
+			kfree(txb->buf);
+			txb->buf = NULL;
+			return -ENOMEM;
+		}
+		conn->ntxb++;
+		list_add_tail(&txb->list, &conn->txb_free);
+	}
+	return 0;
+}
+
+/**
+ * o2_tx_bufs_free() - unmap and free the send buffers
+ * @conn: the conn; its QP and CQ are destroyed and no tx is posted
+ */
+void o2_tx_bufs_free(struct o2_conn *conn)
+{
+	int i;
+
+	if (!conn->txbs)
+		return;
+	for (i = 0; i < conn->ntxb; i++) {
+		ib_dma_unmap_single(conn->dev->ibdev, conn->txbs[i].dma,
+				    O2_MAX_MSG_SIZE, DMA_TO_DEVICE);
+		kfree(conn->txbs[i].buf);
+	}
+	INIT_LIST_HEAD(&conn->txb_free);
+	kfree(conn->txbs);
+	conn->txbs = NULL;
+	conn->ntxb = 0;
+}
+
 /*
  * The Send completion of a tx.  Tx lifetime rule, enforced here: a posted
  * tx holds a reference for its work request, dropped only by this
@@ -196,9 +331,9 @@ static void o2_tx_send_finish(struct o2_tx *tx, enum ib_wc_status status)
 	bool failed = status != IB_WC_SUCCESS;
 	LIST_HEAD(resend);
 
-	ib_dma_unmap_single(tx->ibdev, tx->dma, tx->nob, DMA_TO_DEVICE);
-	tx->ibdev = NULL;
 	spin_lock(&conn->lock);
+	list_add(&tx->txb->list, &conn->txb_free);
+	tx->txb = NULL;
 	list_del_init(&tx->list);	/* off conn->posted */
 	o2_credits_complete(&conn->cr, tx->type == O2_MSG_NOOP, tx->wrs);
 	conn->send_progress = jiffies;
@@ -369,9 +504,9 @@ static int o2_tx_post_inv_locked(struct o2_conn *conn, struct o2_tx *tx)
 static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
 			     enum o2_txq q)
 {
-	struct ib_device *ibdev = conn->dev->ibdev;
 	bool noop = tx->type == O2_MSG_NOOP;
 	struct ib_send_wr wr = {};
+	struct o2_txbuf *txb;
 	struct ib_sge sge;
 	int rc;
 
@@ -396,13 +531,16 @@ static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
 	o2_msg_pack(tx->msg, tx->type, o2_credits_return(conn->cr.outstanding),
 		    tx->nob, conn->ni->nid, conn->ni->stamp, conn->peer->nid,
 		    conn->peer_stamp, o2_cksum_param);
-	tx->dma = ib_dma_map_single(ibdev, tx->msg, tx->nob, DMA_TO_DEVICE);
-	if (ib_dma_mapping_error(ibdev, tx->dma))
-		return -ENOMEM;
-	tx->ibdev = ibdev;
+	/* nposted <= concurrent_sends == ntxb: one is free (o2_may_post()) */
+	txb = list_first_entry_or_null(&conn->txb_free, struct o2_txbuf, list);
+	if (WARN_ON_ONCE(!txb))
+		return -ENOBUFS;
+	memcpy(txb->buf, tx->msg, tx->nob);
+	ib_dma_sync_single_for_device(conn->dev->ibdev, txb->dma, tx->nob,
+				      DMA_TO_DEVICE);
 	tx->conn = conn;
 	tx->cqe.done = o2_tx_send_done;
-	sge.addr = tx->dma;
+	sge.addr = txb->dma;
 	sge.length = tx->nob;
 	sge.lkey = conn->dev->pd->local_dma_lkey;
 	wr.wr_cqe = &tx->cqe;
@@ -411,11 +549,10 @@ static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
 	wr.opcode = IB_WR_SEND;
 	wr.send_flags = IB_SEND_SIGNALED;
 	rc = ib_post_send(conn->qp, &wr, NULL);
-	if (rc) {
-		ib_dma_unmap_single(ibdev, tx->dma, tx->nob, DMA_TO_DEVICE);
-		tx->ibdev = NULL;
+	if (rc)
 		return rc;
-	}
+	list_del(&txb->list);
+	tx->txb = txb;
 	trace_o2lnd_tx_posted(conn->ni->nid, conn->peer->nid, tx->type, tx->nob,
 			      0);
 	if (!conn->cr.nposted)

@@ -8,8 +8,10 @@
 #                        and sets A_IP, B_IP, A_DEV, B_DEV, MTU, A_NID,
 #                        B_NID (SUMMARY ends its progress line)
 # and uses say, g1, perftest, fig, o2lnd_load and bench_report below.
-# Env: BUILD, O2_KO, O2_RESULTS, O2_KERNEL, PERFTEST_EVENTS (see the
-# scripts).  PERFTEST_T, the timeout of one perftest run in seconds (300),
+# Env: BUILD, O2_KO, O2_KO_BASE, O2_RESULTS, O2_KERNEL, PERFTEST_EVENTS (see
+# the scripts).  O2_KO_BASE: a second build of the module (the one before
+# a change) that bench-msg measures beside O2_KO in the same boot, round
+# by round (o2lnd_load base).  PERFTEST_T, the timeout of one perftest run in seconds (300),
 # is not read from the environment: a script may set it after sourcing.
 # shellcheck shell=bash disable=SC2034  # globals for the sourcing script
 
@@ -40,7 +42,7 @@ g1() { "${TB[@]}" run -t "${T:-120}" g1 "$@"; }
 
 cleanup() {
 	"${TB[@]}" down >/dev/null 2>&1 || true
-	rm -f "$KO"
+	rm -f "$KO" "${KO_BASE:-}"
 }
 
 bench_start() { # SUMMARY
@@ -61,6 +63,12 @@ bench_start() { # SUMMARY
 	# (under /var/tmp: the guest sees the host's root, not its /tmp).
 	KO="/var/tmp/o2lnd-$BENCH-$$-$(date +%s).ko"
 	cp "$KO_SRC" "$KO"
+	KO_BASE=
+	if [[ -n "${O2_KO_BASE:-}" ]]; then
+		[[ -f "$O2_KO_BASE" ]] || { echo "$BENCH: no module at O2_KO_BASE=$O2_KO_BASE" >&2; exit 1; }
+		KO_BASE="/var/tmp/o2lnd-$BENCH-base-$$-$(date +%s).ko"
+		cp "$O2_KO_BASE" "$KO_BASE"
+	fi
 	trap cleanup EXIT
 	mkdir -p "$RAW" "$(dirname "$OUT")"
 	rm -f "$RAW"/*
@@ -104,9 +112,12 @@ perftest() { # NAME SIZE TOOL ARGS... -> $RAW/NAME.txt
 	return 1
 }
 
-# (Re)load o2lnd on both devices of the pair and wait until A reaches B.
+# (Re)load o2lnd on both devices of the pair and wait until A reaches B;
+# `o2lnd_load base` loads the O2_KO_BASE build instead.
 o2lnd_load() {
-	g1 "if grep -q '^o2lnd ' /proc/modules; then rmmod o2lnd; fi; insmod $KO networks=\"o2ib0(veth0,veth1)\"" >/dev/null
+	local ko=$KO
+	[[ "${1:-}" == base ]] && ko=$KO_BASE
+	g1 "if grep -q '^o2lnd ' /proc/modules; then rmmod o2lnd; fi; insmod $ko networks=\"o2ib0(veth0,veth1)\"" >/dev/null
 	g1 "$O2CTL ping $B_NID --source $A_NID --timeout 20" >/dev/null
 }
 

@@ -35,7 +35,31 @@ BW_ITERS=${BW_ITERS:-50000}
 bench_args "$@"
 bench_start "size $SIZE"
 
-declare -a LAT BW O2P50 O2RATE O2RPC ERRS
+declare -a LAT BW O2P50 O2RATE O2RPC ERRS BP50 BRATE BRPC BERRS
+# o2lnd_round R [base]: the three selftests on the loaded module; sets
+# P50, RATE, RPC, NERR (the tag names the raw files of the base build).
+o2lnd_round() {
+	local r=$1 tag=${2:+-$2} ab ba
+	say "round $r/$ROUNDS: o2lnd${tag} selftest --concurrency 1 --duration $DURATION"
+	T=$((DURATION + 120)) g1 "$O2CTL selftest ping $B_NID --from $A_NID --concurrency 1 --duration $DURATION -y" \
+		>"$RAW/r$r-o2lnd$tag-lat.txt" 2>&1 ||
+		{ cat "$RAW/r$r-o2lnd$tag-lat.txt" >&2; exit 1; }
+	P50=$(fig latency_us.p50 "$RAW/r$r-o2lnd$tag-lat.txt")
+	say "round $r/$ROUNDS: o2lnd${tag} RTT p50 $P50 us; selftest --concurrency 32 both ways --duration $DURATION"
+	T=$((DURATION + 120)) g1 "$O2CTL selftest ping $A_NID --from $B_NID --concurrency 32 --duration $DURATION -y" \
+		>"$RAW/r$r-o2lnd$tag-ba.txt" 2>&1 &
+	BA=$!
+	T=$((DURATION + 120)) g1 "$O2CTL selftest ping $B_NID --from $A_NID --concurrency 32 --duration $DURATION -y" \
+		>"$RAW/r$r-o2lnd$tag-ab.txt" 2>&1 || { cat "$RAW/r$r-o2lnd$tag-ab.txt" >&2; exit 1; }
+	wait "$BA" || { cat "$RAW/r$r-o2lnd$tag-ba.txt" >&2; exit 1; }
+	ab=$(fig msg_per_s "$RAW/r$r-o2lnd$tag-ab.txt")
+	ba=$(fig msg_per_s "$RAW/r$r-o2lnd$tag-ba.txt")
+	RATE=$($PY -c "print($ab + $ba)")
+	RPC=$($PY -c "print($(fig rpc_per_s "$RAW/r$r-o2lnd$tag-ab.txt") + $(fig rpc_per_s "$RAW/r$r-o2lnd$tag-ba.txt"))")
+	NERR=$($PY -c "print(int($(fig errors.total "$RAW/r$r-o2lnd$tag-ab.txt") + $(fig errors.total "$RAW/r$r-o2lnd$tag-ba.txt") + $(fig errors.total "$RAW/r$r-o2lnd$tag-lat.txt")))")
+	g1 "rmmod o2lnd" >/dev/null
+	say "round $r/$ROUNDS: o2lnd${tag} $(printf %.0f "$RATE") msg/s (A->B $(printf %.0f "$ab"), B->A $(printf %.0f "$ba")), errors $NERR"
+}
 for ((r = 1; r <= ROUNDS; r++)); do
 	say "round $r/$ROUNDS: ib_send_lat -R -s $SIZE -n $LAT_ITERS"
 	perftest "r$r-ib_send_lat" "$SIZE" ib_send_lat -n "$LAT_ITERS"
@@ -44,32 +68,28 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	perftest "r$r-ib_send_bw" "$SIZE" ib_send_bw -n "$BW_ITERS"
 	BW[r]=$(fig bw "$RAW/r$r-ib_send_bw.txt" "$SIZE")
 	say "round $r/$ROUNDS: ib_send_bw $(printf %.0f "${BW[r]}") msg/s; loading o2lnd"
+	# with a base build, the two alternate which goes first
+	if [[ -n "$KO_BASE" && $((r % 2)) == 0 ]]; then
+		o2lnd_load base
+		o2lnd_round "$r" base
+		BP50[r]=$P50 BRATE[r]=$RATE BRPC[r]=$RPC BERRS[r]=$NERR
+	fi
 	o2lnd_load
-	say "round $r/$ROUNDS: o2lnd selftest --concurrency 1 --duration $DURATION"
-	T=$((DURATION + 120)) g1 "$O2CTL selftest ping $B_NID --from $A_NID --concurrency 1 --duration $DURATION -y" \
-		>"$RAW/r$r-o2lnd-lat.txt" 2>&1 ||
-		{ cat "$RAW/r$r-o2lnd-lat.txt" >&2; exit 1; }
-	O2P50[r]=$(fig latency_us.p50 "$RAW/r$r-o2lnd-lat.txt")
-	say "round $r/$ROUNDS: o2lnd RTT p50 ${O2P50[r]} us; selftest --concurrency 32 both ways --duration $DURATION"
-	T=$((DURATION + 120)) g1 "$O2CTL selftest ping $A_NID --from $B_NID --concurrency 32 --duration $DURATION -y" \
-		>"$RAW/r$r-o2lnd-ba.txt" 2>&1 &
-	BA=$!
-	T=$((DURATION + 120)) g1 "$O2CTL selftest ping $B_NID --from $A_NID --concurrency 32 --duration $DURATION -y" \
-		>"$RAW/r$r-o2lnd-ab.txt" 2>&1 || { cat "$RAW/r$r-o2lnd-ab.txt" >&2; exit 1; }
-	wait "$BA" || { cat "$RAW/r$r-o2lnd-ba.txt" >&2; exit 1; }
-	ab=$(fig msg_per_s "$RAW/r$r-o2lnd-ab.txt")
-	ba=$(fig msg_per_s "$RAW/r$r-o2lnd-ba.txt")
-	O2RATE[r]=$($PY -c "print($ab + $ba)")
-	O2RPC[r]=$($PY -c "print($(fig rpc_per_s "$RAW/r$r-o2lnd-ab.txt") + $(fig rpc_per_s "$RAW/r$r-o2lnd-ba.txt"))")
-	ERRS[r]=$($PY -c "print(int($(fig errors.total "$RAW/r$r-o2lnd-ab.txt") + $(fig errors.total "$RAW/r$r-o2lnd-ba.txt") + $(fig errors.total "$RAW/r$r-o2lnd-lat.txt")))")
-	g1 "rmmod o2lnd" >/dev/null
-	say "round $r/$ROUNDS: o2lnd $(printf %.0f "${O2RATE[r]}") msg/s (A->B $(printf %.0f "$ab"), B->A $(printf %.0f "$ba")), errors ${ERRS[r]}"
+	o2lnd_round "$r"
+	O2P50[r]=$P50 O2RATE[r]=$RATE O2RPC[r]=$RPC ERRS[r]=$NERR
+	if [[ -n "$KO_BASE" && $((r % 2)) == 1 ]]; then
+		o2lnd_load base
+		o2lnd_round "$r" base
+		BP50[r]=$P50 BRATE[r]=$RATE BRPC[r]=$RPC BERRS[r]=$NERR
+	fi
 done
 
 bench_report "$SIZE" "$LAT_ITERS" "$BW_ITERS$EV" \
-	"${LAT[*]:1}" "${BW[*]:1}" "${O2P50[*]:1}" "${O2RATE[*]:1}" "${O2RPC[*]:1}" "${ERRS[*]:1}" <<'EOF'
-(size, iters, bws, lat, bw, p50, rate, rpc, errs) = sys.argv[1:]
+	"${LAT[*]:1}" "${BW[*]:1}" "${O2P50[*]:1}" "${O2RATE[*]:1}" "${O2RPC[*]:1}" "${ERRS[*]:1}" \
+	"${BP50[*]:1}" "${BRATE[*]:1}" "${BRPC[*]:1}" "${BERRS[*]:1}" "${O2_KO_BASE:-}" <<'EOF'
+(size, iters, bws, lat, bw, p50, rate, rpc, errs, bp50, brate, brpc, berrs, base) = sys.argv[1:]
 lat, bw, p50, rate, rpc, errs = v(lat), v(bw), v(p50), v(rate), v(rpc), v(errs)
+bp50, brate, brpc, berrs = v(bp50), v(brate), v(brpc), v(berrs)
 rtt = [2 * x for x in lat]
 L = head("small-message benchmark", "message size %s bytes" % size)
 L.append("| figure | o2lnd | raw verbs (perftest) | o2lnd / verbs |")
@@ -87,7 +107,22 @@ L.append("- o2lnd RTT: `o2ctl selftest ping --concurrency 1 --duration %s -y`, l
          "(a ping completes after its reply and its request's Send completion); raw verbs: "
          "2 x t_typical of `ib_send_lat -R -s %s -n %s%s` (one-way)." % (
              dur, size, iters, " -e" if bws.endswith("-e") else ""))
-L.append(tail(errs))
+if base:
+    L.append("")
+    L.append("Beside the base build `%s`, loaded in the same boot, round by round "
+             "(the two alternate which goes first):" % base)
+    L.append("")
+    L.append("| figure | o2lnd | base | o2lnd / base |")
+    L.append("| --- | ---: | ---: | ---: |")
+    L.append("| message rate (msg/s) | %.0f | %.0f | %.3f |" % (med(rate), med(brate), med(rate) / med(brate)))
+    L.append("| RPC rate (rpc/s) | %.0f | %.0f | %.3f |" % (med(rpc), med(brpc), med(rpc) / med(brpc)))
+    L.append("| ping RTT p50 (us) | %.1f | %.1f | %.3f |" % (med(p50), med(bp50), med(p50) / med(bp50)))
+    L.append("")
+    L.append("| round | o2lnd msg/s | base msg/s | o2lnd RTT p50 (us) | base RTT p50 (us) | base errors |")
+    L.append("| ---: | ---: | ---: | ---: | ---: | ---: |")
+    for i in range(len(rate)):
+        L.append("| %d | %.0f | %.0f | %.1f | %.1f | %d |" % (i + 1, rate[i], brate[i], p50[i], bp50[i], berrs[i]))
+L.append(tail(errs + berrs))
 L.append("")
 L.append("| round | ib_send_lat t_typical (us) | ib_send_bw (msg/s) | o2lnd RTT p50 (us) | o2lnd msg/s | o2lnd rpc/s | errors |")
 L.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
