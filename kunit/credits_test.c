@@ -125,6 +125,54 @@ static void posting_respects_credits_cap_and_slots(struct kunit *test)
 			O2_POST_DROP_NOOP);
 }
 
+static void credit_less_first_but_alternating_with_credited(struct kunit *test)
+{
+	struct o2_credits c;
+	enum o2_txq q;
+	int i;
+
+	o2_credits_init(&c, 8, 0, 8, 64);
+	KUNIT_EXPECT_FALSE(test, o2_next_txq(&c, false, false, &q));
+	KUNIT_EXPECT_TRUE(test, o2_next_txq(&c, true, false, &q));
+	KUNIT_EXPECT_EQ(test, q, O2_TXQ_NOCRED);
+	KUNIT_EXPECT_TRUE(test, o2_next_txq(&c, false, true, &q));
+	KUNIT_EXPECT_EQ(test, q, O2_TXQ_CRED);
+	/* both wait: credit-less, credited, credit-less, ... */
+	for (i = 0; i < 6; i++) {
+		KUNIT_ASSERT_TRUE(test, o2_next_txq(&c, true, true, &q));
+		KUNIT_EXPECT_EQ(test, q, i % 2 ? O2_TXQ_CRED : O2_TXQ_NOCRED);
+		o2_credits_post(&c, q, false, 1);
+	}
+	/* an invalidation counts as credit-less */
+	o2_credits_post_local(&c, 1);
+	KUNIT_EXPECT_TRUE(test, o2_next_txq(&c, true, true, &q));
+	KUNIT_EXPECT_EQ(test, q, O2_TXQ_CRED);
+	/* without a credit the credit-less queue goes, turn or not */
+	c.credits = 0;
+	KUNIT_EXPECT_TRUE(test, o2_next_txq(&c, true, true, &q));
+	KUNIT_EXPECT_EQ(test, q, O2_TXQ_NOCRED);
+	/* a credited head without a credit is still chosen: may_post waits */
+	KUNIT_EXPECT_TRUE(test, o2_next_txq(&c, false, true, &q));
+	KUNIT_EXPECT_EQ(test, q, O2_TXQ_CRED);
+	KUNIT_EXPECT_EQ(test, o2_may_post(&c, q, false, false, 1),
+			O2_POST_WAIT);
+}
+
+static void reserved_credits_are_taken_until_none_is_left(struct kunit *test)
+{
+	struct o2_credits c;
+	int n = 0;
+
+	o2_credits_init(&c, 3, 0, 3, 64);
+	while (o2_credits_take_reserved(&c))
+		n++;
+	KUNIT_EXPECT_EQ(test, n, 3);
+	KUNIT_EXPECT_EQ(test, c.reserved, 0);
+	o2_credits_repost(&c, O2_RX_CREDIT_RSRVD);
+	KUNIT_EXPECT_TRUE(test, o2_credits_take_reserved(&c));
+	KUNIT_EXPECT_FALSE(test, o2_credits_take_reserved(&c));
+}
+
 static void grant_beyond_the_depth_is_refused_and_changes_nothing(struct kunit *test)
 {
 	struct o2_credits c;
@@ -333,29 +381,31 @@ static bool sim_other_nocred(struct sim_fifo *f)
 	return false;
 }
 
-/* The model of o2_conn_check_sends() on side @i. */
+/*
+ * o2_conn_check_sends() on side @i: its pure decisions (reserved credits,
+ * NOOP need, queue choice, may-post, credit accounting) on model queues.
+ */
 static void sim_check_sends(struct sim *s, int i)
 {
 	struct sim_side *x = &s->side[i];
 	u8 type;
 
-	while (x->c.reserved > 0 && x->rsrvd.n) {
+	while (x->rsrvd.n && o2_credits_take_reserved(&x->c))
 		sim_push(&x->cred, sim_pop(&x->rsrvd, NULL), 0);
-		x->c.reserved--;
-	}
 	if (o2_need_noop(&x->c, sim_other_nocred(&x->nocred), x->cred.n > 0,
 			 false) && !sim_noop_queued(&x->nocred))
 		sim_push(&x->nocred, O2_MSG_NOOP, 0);
 	for (;;) {
-		struct sim_fifo *q = x->nocred.n ? &x->nocred :
-				     x->cred.n ? &x->cred : NULL;
-		enum o2_txq txq = q == &x->nocred ? O2_TXQ_NOCRED : O2_TXQ_CRED;
 		enum o2_post_verdict v;
+		struct sim_fifo *q;
+		enum o2_txq txq;
 		bool noop;
 		u8 ret;
 
-		if (!q)
+		/* the real choice of o2_conn_check_sends() */
+		if (!o2_next_txq(&x->c, x->nocred.n, x->cred.n, &txq))
 			break;
+		q = txq == O2_TXQ_NOCRED ? &x->nocred : &x->cred;
 		type = q->type[q->head];
 		noop = type == O2_MSG_NOOP;
 		v = o2_may_post(&x->c, txq, noop,
@@ -554,6 +604,8 @@ static struct kunit_case o2_credits_cases[] = {
 	KUNIT_CASE(noop_only_at_high_water_or_keepalive),
 	KUNIT_CASE(hiw_is_clamped_below_a_smaller_negotiated_depth),
 	KUNIT_CASE(posting_respects_credits_cap_and_slots),
+	KUNIT_CASE(credit_less_first_but_alternating_with_credited),
+	KUNIT_CASE(reserved_credits_are_taken_until_none_is_left),
 	KUNIT_CASE(grant_beyond_the_depth_is_refused_and_changes_nothing),
 	KUNIT_CASE(lnet_credits_queue_below_zero_and_hand_over),
 	KUNIT_CASE(stall_bound_outlasts_the_hca_retries_and_beats_the_timeout),

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * o2lnd: bulk data by RDMA (o2iblnd v2 PUT_REQ/PUT_ACK/PUT_NAK/PUT_DONE
- * and GET_REQ/GET_DONE) and the selftest (brw) service that uses it.
+ * and GET_REQ/GET_DONE).  An exchange belongs to an owner told of its end
+ * through o2_bulk.done (the selftest in selftest.c, the router in
+ * router.c); this file matches the messages to exchanges, moves the data
+ * and never calls an owner by name.
  *
  * The side holding the data RDMA-writes it, as o2iblnd does:
  *   PUT: A -> PUT_REQ(LNet PUT, cookie)          (credited, reserved)
@@ -27,7 +30,7 @@
  * none empty, a total no larger than what was offered; otherwise the
  * connection is closed with -EPROTO.
  *
- * Locking: o2_bulk_lock (the waiting table and the RPC list) is a leaf.
+ * Locking: o2_bulk_lock (the waiting table) is a leaf.
  */
 #include <linux/slab.h>
 #include <linux/highmem.h>
@@ -37,107 +40,8 @@
 #include "o2lnd.h"
 
 static LIST_HEAD(o2_bulks);
-static LIST_HEAD(o2_brws);
 static DEFINE_SPINLOCK(o2_bulk_lock);
 static atomic64_t o2_bulk_cookie = ATOMIC64_INIT(0);
-
-/**
- * struct o2_brw_req - a selftest RPC waiting for completion
- * @list: in o2_brws
- * @cookie: matches the LNet ACK (write) or REPLY (read)
- * @nid: the peer
- * @done: completed once @finished
- * @finished: @status is final
- * @data_done: our part of the bulk exchange is over (sent and
- *	invalidated, or received, invalidated and checked)
- * @answered: the peer's answer arrived (LNet ACK of a write; the data of
- *	a read)
- * @status: 0 or an errno
- * @ni: the NI
- * @op: O2LND_BRW_*
- * @nob: payload bytes
- * @seed: pattern seed
- * @flags: O2LND_BRW_F_*
- * @rdma: the payload went by RDMA
- * @routed: the peer is behind a router: a read goes as an inline GET and
- *	a payload above the inline maximum comes back as a PUT of an LNet
- *	REPLY (as LNet does: no RDMA GET through a router)
- */
-struct o2_brw_req {
-	struct list_head list;
-	u64 cookie;
-	u64 nid;
-	struct completion done;
-	bool finished;
-	bool data_done;
-	bool answered;
-	int status;
-	struct o2_ni *ni;
-	u32 op;
-	u32 nob;
-	u64 seed;
-	u32 flags;
-	bool rdma;
-	bool routed;
-};
-
-/* ---- payload pattern ---- */
-
-static u32 o2_pattern_word(u64 seed, u32 i)
-{
-	return (u32)seed ^ (u32)(seed >> 32) ^ (i * 0x9e3779b1U);
-}
-
-/*
- * Fill or check @len bytes at byte offset @off of a pattern: word by
- * word while aligned (whole pages are), byte by byte for the rest.
- */
-static bool o2_pattern(void *buf, u32 off, u32 len, u64 seed, bool check)
-{
-	u8 *p = buf;
-	u32 i = 0;
-
-	if (!(off % 4) && IS_ALIGNED((unsigned long)buf, 4)) {
-		__le32 *w = buf;
-
-		for (; i + 4 <= len; i += 4) {
-			__le32 want = cpu_to_le32(o2_pattern_word(seed,
-								  (off + i) / 4));
-
-			if (!check)
-				w[i / 4] = want;
-			else if (w[i / 4] != want)
-				return false;
-		}
-	}
-	for (; i < len; i++) {
-		u32 pos = off + i;
-		u8 want = o2_pattern_word(seed, pos / 4) >> (8 * (pos % 4));
-
-		if (!check)
-			p[i] = want;
-		else if (p[i] != want)
-			return false;
-	}
-	return true;
-}
-
-static bool o2_bulk_pattern(struct o2_bulk *b, bool check)
-{
-	u32 i, off = 0;
-
-	for (i = 0; i < b->npages && off < b->nob; i++) {
-		u32 n = min_t(u32, PAGE_SIZE, b->nob - off);
-		void *va = kmap_local_page(b->pages[i]);
-		bool ok = o2_pattern(va, off, n, b->seed, check);
-
-		kunmap_local(va);
-		if (!ok)
-			return false;
-		off += n;
-	}
-	return true;
-}
 
 /* ---- buffers ---- */
 
@@ -150,11 +54,13 @@ static void o2_bulk_unmap(struct o2_bulk *b)
 	}
 }
 
-/*
- * Release the MR: back to the pool after a successful invalidation
- * (@clean), else destroyed and replaced.
+/**
+ * o2_bulk_drop_mr() - release a bulk buffer's MR
+ * @b: the buffer
+ * @clean: it was invalidated (or never registered): back to the pool;
+ *	else it is destroyed and replaced
  */
-static void o2_bulk_drop_mr(struct o2_bulk *b, bool clean)
+void o2_bulk_drop_mr(struct o2_bulk *b, bool clean)
 {
 	if (b->mr) {
 		o2_mr_put(b->mr, clean);
@@ -168,8 +74,8 @@ static void o2_bulk_release(struct kref *ref)
 	u32 i;
 
 	WARN_ON(b->waiting);
-	if (b->rtr)	/* abandoned without finishing */
-		o2_rtr_msg_done(b->rtr, -ECONNABORTED);
+	if (b->done)	/* abandoned without finishing: the owner learns it */
+		b->done(b, -ECONNABORTED);
 	o2_bulk_drop_mr(b, false);
 	o2_bulk_unmap(b);
 	if (b->dev)
@@ -193,8 +99,19 @@ void o2_bulk_put(struct o2_bulk *b)
 	kref_put(&b->ref, o2_bulk_release);
 }
 
-static struct o2_bulk *o2_bulk_alloc(struct o2_ni *ni, enum o2_bulk_kind kind,
-				     u32 nob, u64 seed, u32 flags)
+/**
+ * o2_bulk_alloc() - a bulk buffer of @nob bytes and its exchange
+ * @ni: the NI
+ * @kind: O2_BULK_*
+ * @nob: bytes (at most O2LND_BRW_MAX_SIZE)
+ * @seed: its pattern seed (selftest)
+ * @flags: O2LND_BRW_F_*
+ *
+ * Return: the buffer (one reference, a fresh cookie, the timeout
+ * parameter as deadline, no owner yet), or NULL.
+ */
+struct o2_bulk *o2_bulk_alloc(struct o2_ni *ni, enum o2_bulk_kind kind,
+			      u32 nob, u64 seed, u32 flags)
 {
 	struct o2_bulk *b = kzalloc(sizeof(*b), GFP_KERNEL);
 	u32 i, npages = DIV_ROUND_UP(nob, PAGE_SIZE);
@@ -228,12 +145,15 @@ fail:
 	return NULL;
 }
 
-/*
- * DMA-map @b on @dev, whose users reference it takes over, and take an
- * MR for it.  Return: 0, -ENOMEM (no MR free: the pool is exhausted),
- * or an errno.
+/**
+ * o2_bulk_map_on() - DMA-map a bulk buffer and take an MR for it
+ * @b: the buffer
+ * @dev: the device (o2_dev_get()), whose users reference @b takes over;
+ *	an ERR_PTR is passed through (-ENODEV: -ENETDOWN)
+ *
+ * Return: 0, -ENOMEM (no MR free: the pool is exhausted), or an errno.
  */
-static int o2_bulk_map_on(struct o2_bulk *b, struct o2_dev *dev)
+int o2_bulk_map_on(struct o2_bulk *b, struct o2_dev *dev)
 {
 	int n;
 
@@ -307,34 +227,17 @@ static struct o2_bulk *o2_bulk_take(struct o2_conn *conn, u64 cookie,
 	return found;	/* with the table's reference */
 }
 
-static void o2_bulk_answer_put(struct o2_bulk *b, int status);
+/* ---- the end of an exchange ---- */
 
-/* ---- RPCs ---- */
-
-static void o2_brw_update(u64 cookie, int status, bool data, bool answer)
-{
-	struct o2_brw_req *r;
-
-	spin_lock(&o2_bulk_lock);
-	list_for_each_entry(r, &o2_brws, list) {
-		if (r->cookie != cookie || r->finished)
-			continue;
-		if (status && !r->status)
-			r->status = status;
-		r->data_done |= data;
-		r->answered |= answer;
-		if (r->status || (r->data_done && r->answered)) {
-			r->finished = true;
-			complete(&r->done);
-		}
-		break;
-	}
-	spin_unlock(&o2_bulk_lock);
-}
-
-/* The exchange of @b ended with @status; the MR is dealt with. */
+/*
+ * The exchange of @b ended with @status; the MR is dealt with.  Its owner
+ * learns it (b->done, called once: a selftest RPC, the selftest service,
+ * a message this router forwards).
+ */
 static void o2_bulk_finish(struct o2_bulk *b, int status)
 {
+	void (*done)(struct o2_bulk *b, int status) = b->done;
+
 	struct o2_ni *ni = b->ni;
 
 	if (status)
@@ -348,44 +251,9 @@ static void o2_bulk_finish(struct o2_bulk *b, int status)
 	 */
 	if (!status)
 		o2_bulk_unmap(b);
-	if (b->rtr) {
-		struct o2_rtr_msg *m = b->rtr;
-
-		/* a PUT this router forwards: in, then out */
-		b->rtr = NULL;
-		if (b->kind == O2_BULK_PUT_SINK && !status) {
-			kref_get(&b->ref);
-			o2_rtr_put_arrived(m, b);
-		} else {
-			o2_rtr_msg_done(m, status);
-		}
-		return;
-	}
-	switch (b->kind) {
-	case O2_BULK_PUT_SRC:
-		/* sent: the RPC still waits for the peer's LNet ACK */
-		o2_brw_update(b->peer_cookie, status, true, false);
-		break;
-	case O2_BULK_GET_SINK:
-		if (!status && (b->flags & O2LND_BRW_F_CHECK) &&
-		    !o2_bulk_pattern(b, true))
-			status = -EBADMSG;
-		o2_brw_update(b->peer_cookie, status, true, true);
-		break;
-	case O2_BULK_PUT_SINK:
-		if (!b->reply) {
-			o2_bulk_answer_put(b, status);
-			break;
-		}
-		/* the REPLY of a routed read: the data of our RPC */
-		if (!status && (b->flags & O2LND_BRW_F_CHECK) &&
-		    !o2_bulk_pattern(b, true))
-			status = -EBADMSG;
-		o2_brw_update(b->peer_cookie, status, true, true);
-		break;
-	case O2_BULK_GET_SRC:
-		break;
-	}
+	b->done = NULL;
+	if (done)
+		done(b, status);
 }
 
 /* ---- invalidation ---- */
@@ -493,9 +361,17 @@ static void o2_bulk_tx_done(struct o2_tx *tx)
 
 /* ---- sending ---- */
 
-/* A tx for @b (its bulk reference taken), with @body_len bytes of body. */
-static struct o2_tx *o2_bulk_tx(struct o2_ni *ni, u8 type, struct o2_bulk *b,
-				u32 body_len)
+/**
+ * o2_bulk_tx() - a tx carrying a bulk buffer
+ * @ni: the NI
+ * @type: O2_MSG_PUT_REQ .. O2_MSG_GET_DONE
+ * @b: the buffer (the tx takes a reference), or NULL
+ * @body_len: bytes of body after the header
+ *
+ * Return: the tx, or NULL.
+ */
+struct o2_tx *o2_bulk_tx(struct o2_ni *ni, u8 type, struct o2_bulk *b,
+			 u32 body_len)
 {
 	struct o2_tx *tx = o2_tx_alloc(ni, type);
 
@@ -510,13 +386,18 @@ static struct o2_tx *o2_bulk_tx(struct o2_ni *ni, u8 type, struct o2_bulk *b,
 	return tx;
 }
 
-/*
- * Send @tx, a request for exchange @b of ours (PUT_REQ, GET_REQ), to
- * @nid: @b waits for the peer's answer until its deadline.  Takes over
- * the caller's reference to @b.  Return: as o2_ni_launch().
+/**
+ * o2_bulk_launch() - send the request of an exchange of ours
+ * @ni: the NI
+ * @nid: the destination
+ * @tx: the request (PUT_REQ, GET_REQ)
+ * @b: its exchange, which waits for the peer's answer until its deadline;
+ *	takes over the caller's reference
+ *
+ * Return: as o2_ni_launch().
  */
-static int o2_bulk_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx,
-			  struct o2_bulk *b)
+int o2_bulk_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx,
+		   struct o2_bulk *b)
 {
 	tx->deadline = b->deadline;
 	tx->has_deadline = true;
@@ -525,7 +406,12 @@ static int o2_bulk_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx,
 	return o2_ni_launch(ni, nid, tx);
 }
 
-static void o2_bulk_desc(struct o2_bulk *b, struct o2_rdma_desc *rd)
+/**
+ * o2_bulk_desc() - the one-fragment RDMA descriptor of a mapped buffer
+ * @b: the buffer, with its MR
+ * @rd: filled
+ */
+void o2_bulk_desc(struct o2_bulk *b, struct o2_rdma_desc *rd)
 {
 	rd->key = b->mr->mr->rkey;
 	rd->nfrags = 1;
@@ -561,53 +447,6 @@ static void o2_bulk_send_completion(struct o2_conn *conn, u8 type, u64 cookie,
 	o2_bulk_reply(conn, tx);
 }
 
-/* ---- LNet headers ---- */
-
-static void o2_lnet_hdr_init(struct o2_lnet_hdr *h, struct o2_ni *ni, u64 dst,
-			     u32 type, u32 payload)
-{
-	memset(h, 0, sizeof(*h));
-	h->dest_nid = cpu_to_le64(dst);
-	h->src_nid = cpu_to_le64(ni->nid);
-	h->dest_pid = cpu_to_le32(O2LND_PID_LUSTRE);
-	h->src_pid = cpu_to_le32(O2LND_PID_LUSTRE);
-	h->type = cpu_to_le32(type);
-	h->payload_length = cpu_to_le32(payload);
-}
-
-/*
- * The LNet ACK of a PUT to the selftest portal: match_bits carry the
- * result (0, or a negative errno such as -EBADMSG), mlength the bytes.
- */
-static void o2_brw_send_ack(struct o2_ni *ni, u64 to,
-			    const struct o2_lnet_wmd *wmd, int status, u32 nob)
-{
-	struct o2_lnet_hdr *h;
-	struct o2_tx *tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
-
-	if (!tx) {
-		atomic64_inc(&ni->stats.drop_count);
-		return;
-	}
-	h = tx->msg + sizeof(struct o2_msg_hdr);
-	o2_lnet_hdr_init(h, ni, to, O2_LNET_MSG_ACK, 0);
-	h->msg.ack.dst_wmd = *wmd;
-	h->msg.ack.match_bits = cpu_to_le64((u64)(s64)status);
-	h->msg.ack.mlength = cpu_to_le32(nob);
-	tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*h);
-	o2_ni_launch(ni, to, tx);
-}
-
-static void o2_bulk_answer_put(struct o2_bulk *b, int status)
-{
-	if (!status && (b->flags & O2LND_BRW_F_CHECK) &&
-	    !o2_bulk_pattern(b, true))
-		status = -EBADMSG;
-	if (status == -EBADMSG)
-		atomic64_inc(&b->ni->stats.bulk_errors);
-	o2_brw_send_ack(b->ni, b->peer_nid, &b->ack_wmd, status, b->nob);
-}
-
 /* ---- receiving: called by rx.c for the bulk message types ---- */
 
 static void o2_bulk_refuse(struct o2_conn *conn, const char *why)
@@ -621,14 +460,22 @@ static void o2_bulk_refuse(struct o2_conn *conn, const char *why)
 			    why);
 }
 
-/*
- * Offer a sink for the PUT of @m (PUT_ACK with its descriptor): for our
- * selftest portal, or (@rtr) a large router buffer of a PUT forwarded.
+/**
+ * o2_bulk_sink_start() - offer a sink for the PUT of @m
+ * @conn: the conn its PUT_REQ came on
+ * @m: the request
+ * @o: who takes the data (the selftest service, a selftest read's
+ *	REPLY, a router buffer): told through o->done once the exchange
+ *	ends; o->cookie, if not 0, replaces the peer's cookie in
+ *	b->peer_cookie
+ *
+ * Sends PUT_ACK with the sink's descriptor; the exchange waits for the
+ * peer's PUT_DONE until its deadline.
+ *
  * Return: 0, or an errno to NAK with.
  */
-static int o2_bulk_sink_start(struct o2_conn *conn,
-			      const struct o2_putreq_msg *m,
-			      struct o2_rtr_msg *rtr, const struct o2_brw_req *r)
+int o2_bulk_sink_start(struct o2_conn *conn, const struct o2_putreq_msg *m,
+		       const struct o2_bulk_owner *o)
 {
 	const struct o2_lnet_hdr *h = &m->hdr;
 	u32 nob = le32_to_cpu(h->payload_length);
@@ -637,14 +484,7 @@ static int o2_bulk_sink_start(struct o2_conn *conn,
 	struct o2_tx *tx;
 	int rc;
 
-	if (r)
-		b = o2_bulk_alloc(conn->ni, O2_BULK_PUT_SINK, nob, r->seed,
-				  r->flags);
-	else
-		b = o2_bulk_alloc(conn->ni, O2_BULK_PUT_SINK, nob,
-				  rtr ? 0 : le64_to_cpu(h->msg.put.hdr_data),
-				  rtr ? 0 :
-				  (u32)le64_to_cpu(h->msg.put.match_bits));
+	b = o2_bulk_alloc(conn->ni, O2_BULK_PUT_SINK, nob, o->seed, o->flags);
 	rc = b ? o2_bulk_map(b, conn) : -ENOMEM;
 	tx = rc ? NULL : o2_bulk_tx(conn->ni, O2_MSG_PUT_ACK, b,
 				    sizeof(*ack) + sizeof(ack->rd.frags[0]));
@@ -657,11 +497,10 @@ static int o2_bulk_sink_start(struct o2_conn *conn,
 	b->peer_nid = le64_to_cpu(h->src_nid);
 	b->hop_nid = conn->peer->nid;
 	b->ack_wmd = h->msg.put.ack_wmd;
-	b->rtr = rtr;
-	if (r) {
-		b->reply = true;
-		b->peer_cookie = r->cookie;
-	}
+	if (o->cookie)
+		b->peer_cookie = o->cookie;
+	b->done = o->done;
+	b->owner = o->ctx;
 	ack = tx->msg + sizeof(struct o2_msg_hdr);
 	ack->src_cookie = m->cookie;
 	ack->dst_cookie = b->cookie;
@@ -671,34 +510,6 @@ static int o2_bulk_sink_start(struct o2_conn *conn,
 	o2_bulk_put(b);		/* the table and the tx hold it */
 	o2_bulk_reply(conn, tx);
 	return 0;
-}
-
-/*
- * A PUT_REQ carrying an LNet REPLY for us: the data of a routed selftest
- * read.  Return: 0 or an errno to NAK with.
- */
-static int o2_brw_reply_put(struct o2_conn *conn, const struct o2_putreq_msg *m)
-{
-	const struct o2_lnet_hdr *h = &m->hdr;
-	u64 cookie = le64_to_cpu(h->msg.reply.dst_wmd.object_cookie);
-	u64 from = le64_to_cpu(h->src_nid);
-	struct o2_brw_req *r, copy;
-	bool found = false;
-
-	spin_lock(&o2_bulk_lock);
-	list_for_each_entry(r, &o2_brws, list) {
-		if (r->cookie == cookie && r->nid == from && r->routed &&
-		    r->op == O2LND_BRW_READ && !r->finished &&
-		    r->nob == le32_to_cpu(h->payload_length)) {
-			copy = *r;
-			found = true;
-			break;
-		}
-	}
-	spin_unlock(&o2_bulk_lock);
-	if (!found)
-		return -ENODATA;
-	return o2_bulk_sink_start(conn, m, NULL, &copy);
 }
 
 /*
@@ -725,28 +536,12 @@ static int o2_bulk_rx_put_req(struct o2_conn *conn, struct o2_putreq_msg *m,
 		 nob > O2LND_BRW_MAX_SIZE)
 		rc = -ENODATA;	/* nobody takes it */
 	else
-		rc = o2_bulk_sink_start(conn, m, NULL, NULL);
+		rc = o2_brw_put_sink(conn, m);
 	/* a NAK returns the credit at once; else PUT_DONE or PUT_NAK will */
 	if (rc)
 		o2_bulk_send_completion(conn, O2_MSG_PUT_NAK, m->cookie, rc);
 	*credit_now = rc != 0;
 	return 0;
-}
-
-/**
- * o2_bulk_rtr_sink() - take the data of a PUT this router forwards
- * @conn: the conn the PUT_REQ came on
- * @m: the request
- * @rtr: the router's message, which holds a large buffer credit; it is
- *	completed (o2_rtr_put_arrived() or o2_rtr_msg_done()) once this
- *	returns 0
- *
- * Return: 0, or an errno (the caller NAKs).
- */
-int o2_bulk_rtr_sink(struct o2_conn *conn, const struct o2_putreq_msg *m,
-		     struct o2_rtr_msg *rtr)
-{
-	return o2_bulk_sink_start(conn, m, rtr, NULL);
 }
 
 /**
@@ -773,10 +568,11 @@ void o2_bulk_rtr_nak(struct o2_conn *conn, const struct o2_putreq_msg *m,
  * @hop: the next hop
  * @hdr: the PUT's LNet header (forwarded unchanged)
  * @b: the buffer holding the data (the caller's reference passes)
- * @rtr: the router's message, completed when the exchange ends
+ * @o: the router's message, told through o->done when the exchange
+ *	ends (also when it cannot start)
  */
 void o2_bulk_rtr_send(struct o2_ni *ni, u64 hop, const struct o2_lnet_hdr *hdr,
-		      struct o2_bulk *b, struct o2_rtr_msg *rtr)
+		      struct o2_bulk *b, const struct o2_bulk_owner *o)
 {
 	struct o2_putreq_msg *m;
 	struct o2_tx *tx;
@@ -798,13 +594,14 @@ void o2_bulk_rtr_send(struct o2_ni *ni, u64 hop, const struct o2_lnet_hdr *hdr,
 	b->cookie = atomic64_inc_return(&o2_bulk_cookie);
 	b->status = 0;
 	b->deadline = jiffies + o2_timeout * HZ;
+	b->done = o->done;
+	b->owner = o->ctx;
 	tx = o2_bulk_tx(ni, O2_MSG_PUT_REQ, b, sizeof(*m));
 	if (!tx) {
+		o2_bulk_finish(b, -ENOBUFS);
 		o2_bulk_put(b);
-		o2_rtr_msg_done(rtr, -ENOBUFS);
 		return;
 	}
-	b->rtr = rtr;
 	m = tx->msg + sizeof(struct o2_msg_hdr);
 	m->hdr = *hdr;
 	m->cookie = b->cookie;
@@ -855,7 +652,7 @@ static int o2_bulk_rx_get_req(struct o2_conn *conn, struct o2_get_msg *m,
 					rc ? rc : -ENOMEM);
 		return 0;
 	}
-	o2_bulk_pattern(b, false);
+	o2_brw_fill(b);
 	b->peer_cookie = m->cookie;
 	kref_get(&conn->ref);
 	b->conn = conn;
@@ -1045,311 +842,3 @@ void o2_bulk_expire(unsigned long now, bool all)
 	o2_bulk_fail_waiting(NULL, now, all, -ETIMEDOUT);
 }
 
-/* ---- the selftest service over IMMEDIATE messages, and answers ---- */
-
-/**
- * o2_bulk_lnet_ack() - an LNet ACK arrived: a selftest write is answered
- * @cookie: its dst_wmd object cookie
- * @from: the sender
- * @match_bits: the peer's result (0 or a negative errno)
- * @mlength: bytes the peer took
- *
- * Return: false if no RPC waits for it.
- */
-bool o2_bulk_lnet_ack(u64 cookie, u64 from, u64 match_bits, u32 mlength)
-{
-	struct o2_brw_req *r;
-	bool found = false;
-	int status = o2_remote_status((s64)match_bits);
-
-	spin_lock(&o2_bulk_lock);
-	list_for_each_entry(r, &o2_brws, list)
-		if (r->cookie == cookie && r->nid == from &&
-		    r->op == O2LND_BRW_WRITE)
-			found = true;
-	spin_unlock(&o2_bulk_lock);
-	if (!found)
-		return false;
-	o2_brw_update(cookie, status, false, true);
-	return true;
-}
-
-/*
- * Answer an inline GET of the selftest portal asking for more than fits
- * inline (it came through a router) with an LNet REPLY sent as a PUT:
- * PUT_REQ to the next hop, which RDMA-reads nothing: it offers a sink
- * (PUT_ACK) that we RDMA-write.
- */
-static void o2_brw_reply_by_put(struct o2_ni *ni, const struct o2_lnet_hdr *get,
-				u64 to, u32 nob, u64 mb)
-{
-	struct o2_putreq_msg *m;
-	struct o2_bulk *b;
-	struct o2_tx *tx;
-
-	b = o2_bulk_alloc(ni, O2_BULK_PUT_SRC, nob, mb >> 1,
-			  (u32)mb & O2LND_BRW_F_CHECK);
-	if (!b) {
-		atomic64_inc(&ni->stats.bulk_errors);
-		return;
-	}
-	o2_bulk_pattern(b, false);
-	b->peer_nid = to;
-	b->hop_nid = o2_route_hop(ni, to, false);
-	tx = o2_bulk_tx(ni, O2_MSG_PUT_REQ, b, sizeof(*m));
-	if (!tx) {
-		atomic64_inc(&ni->stats.bulk_errors);
-		o2_bulk_put(b);
-		return;
-	}
-	m = tx->msg + sizeof(struct o2_msg_hdr);
-	o2_lnet_hdr_init(&m->hdr, ni, to, O2_LNET_MSG_REPLY, nob);
-	m->hdr.msg.reply.dst_wmd = get->msg.get.return_wmd;
-	m->cookie = b->cookie;
-	o2_bulk_launch(ni, to, tx, b);
-}
-
-/**
- * o2_brw_rx_immediate() - an IMMEDIATE LNet message for the selftest
- *	portal, or a REPLY for a selftest read
- * @conn: the conn
- * @hdr: its LNet header
- * @payload: its payload (payload_length bytes, checked by the caller)
- *
- * Return: true if it was ours.
- */
-bool o2_brw_rx_immediate(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
-			 const void *payload)
-{
-	u32 type = le32_to_cpu(hdr->type);
-	u32 plen = le32_to_cpu(hdr->payload_length);
-	struct o2_ni *ni = conn->ni;
-	u64 from = le64_to_cpu(hdr->src_nid);
-
-	if (type == O2_LNET_MSG_PUT &&
-	    le32_to_cpu(hdr->msg.put.ptl_index) == O2_BRW_PORTAL) {
-		u64 mb = le64_to_cpu(hdr->msg.put.match_bits);
-		int status = 0;
-
-		if ((mb & O2LND_BRW_F_CHECK) &&
-		    !o2_pattern((void *)payload, 0, plen,
-				le64_to_cpu(hdr->msg.put.hdr_data), true)) {
-			status = -EBADMSG;
-			atomic64_inc(&ni->stats.bulk_errors);
-		}
-		o2_brw_send_ack(ni, from, &hdr->msg.put.ack_wmd, status, plen);
-		return true;
-	}
-	if (type == O2_LNET_MSG_GET &&
-	    le32_to_cpu(hdr->msg.get.ptl_index) == O2_BRW_PORTAL) {
-		u32 want = le32_to_cpu(hdr->msg.get.sink_length);
-		u64 mb = le64_to_cpu(hdr->msg.get.match_bits);
-		struct o2_lnet_hdr *rep;
-		struct o2_tx *tx;
-
-		if (want > O2LND_BRW_MAX_SIZE) {
-			atomic64_inc(&ni->stats.bulk_errors);
-			return true;
-		}
-		if (want > O2_MAX_IMMEDIATE) {
-			/* a routed read: the REPLY goes by PUT */
-			o2_brw_reply_by_put(ni, hdr, from, want, mb);
-			return true;
-		}
-		tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
-		if (!tx)
-			return true;
-		rep = tx->msg + sizeof(struct o2_msg_hdr);
-		o2_lnet_hdr_init(rep, ni, from, O2_LNET_MSG_REPLY, want);
-		rep->msg.reply.dst_wmd = hdr->msg.get.return_wmd;
-		o2_pattern(rep + 1, 0, want, mb >> 1, false);
-		tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*rep) + want;
-		o2_ni_launch(ni, from, tx);
-		return true;
-	}
-	if (type == O2_LNET_MSG_REPLY) {
-		u64 cookie = le64_to_cpu(hdr->msg.reply.dst_wmd.object_cookie);
-		struct o2_brw_req *r;
-		int status = -ENOENT;
-
-		spin_lock(&o2_bulk_lock);
-		list_for_each_entry(r, &o2_brws, list) {
-			if (r->cookie != cookie || r->nid != from ||
-			    r->op != O2LND_BRW_READ || r->rdma)
-				continue;
-			status = plen != r->nob ? -EPROTO : 0;
-			if (!status && (r->flags & O2LND_BRW_F_CHECK) &&
-			    !o2_pattern((void *)payload, 0, plen, r->seed,
-					true))
-				status = -EBADMSG;
-			break;
-		}
-		spin_unlock(&o2_bulk_lock);
-		if (status == -ENOENT)
-			return false;
-		o2_brw_update(cookie, status, false, true);
-		return true;
-	}
-	return false;
-}
-
-/* ---- the selftest client ---- */
-
-/* The request of an inline selftest RPC is done (tx->done). */
-static void o2_brw_tx_done(struct o2_tx *tx)
-{
-	o2_brw_update(tx->cookie, tx->status, true, false);
-}
-
-static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
-{
-	struct o2_lnet_hdr *h;
-	struct o2_bulk *b = NULL;
-	struct o2_tx *tx;
-	u64 mb = (r->seed << 1) | (r->flags & O2LND_BRW_F_CHECK);
-	int rc;
-
-	if (r->op == O2LND_BRW_WRITE && !r->rdma) {
-		tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
-		if (!tx)
-			return -ENOBUFS;
-		h = tx->msg + sizeof(struct o2_msg_hdr);
-		o2_lnet_hdr_init(h, ni, r->nid, O2_LNET_MSG_PUT, r->nob);
-		h->msg.put.ack_wmd.object_cookie = cpu_to_le64(r->cookie);
-		h->msg.put.match_bits = cpu_to_le64(r->flags);
-		h->msg.put.hdr_data = cpu_to_le64(r->seed);
-		h->msg.put.ptl_index = cpu_to_le32(O2_BRW_PORTAL);
-		o2_pattern(h + 1, 0, r->nob, r->seed, false);
-		tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*h) + r->nob;
-		tx->cookie = r->cookie;
-		tx->done = o2_brw_tx_done;
-		return o2_ni_launch(ni, r->nid, tx);
-	}
-	if (r->op == O2LND_BRW_READ && (!r->rdma || r->routed)) {
-		tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
-		if (!tx)
-			return -ENOBUFS;
-		h = tx->msg + sizeof(struct o2_msg_hdr);
-		o2_lnet_hdr_init(h, ni, r->nid, O2_LNET_MSG_GET, 0);
-		h->msg.get.return_wmd.object_cookie = cpu_to_le64(r->cookie);
-		h->msg.get.match_bits = cpu_to_le64(mb);
-		h->msg.get.ptl_index = cpu_to_le32(O2_BRW_PORTAL);
-		h->msg.get.sink_length = cpu_to_le32(r->nob);
-		tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*h);
-		tx->cookie = r->cookie;
-		tx->done = o2_brw_tx_done;
-		return o2_ni_launch(ni, r->nid, tx);
-	}
-
-	b = o2_bulk_alloc(ni, r->op == O2LND_BRW_WRITE ? O2_BULK_PUT_SRC :
-							 O2_BULK_GET_SINK,
-			  r->nob, r->seed, r->flags);
-	if (!b)
-		return -ENOMEM;
-	b->peer_nid = r->nid;
-	b->hop_nid = o2_route_hop(ni, r->nid, false);
-	b->peer_cookie = r->cookie;
-	if (r->op == O2LND_BRW_WRITE) {
-		struct o2_putreq_msg *m;
-
-		o2_bulk_pattern(b, false);
-		tx = o2_bulk_tx(ni, O2_MSG_PUT_REQ, b, sizeof(*m));
-		if (!tx) {
-			o2_bulk_put(b);
-			return -ENOBUFS;
-		}
-		m = tx->msg + sizeof(struct o2_msg_hdr);
-		o2_lnet_hdr_init(&m->hdr, ni, r->nid, O2_LNET_MSG_PUT, r->nob);
-		m->hdr.msg.put.ack_wmd.object_cookie = cpu_to_le64(r->cookie);
-		m->hdr.msg.put.match_bits = cpu_to_le64(r->flags);
-		m->hdr.msg.put.hdr_data = cpu_to_le64(r->seed);
-		m->hdr.msg.put.ptl_index = cpu_to_le32(O2_BRW_PORTAL);
-		m->cookie = b->cookie;
-	} else {
-		struct o2_get_msg *m;
-
-		rc = o2_bulk_map_on(b, o2_ni_get_dev(ni));
-		tx = rc ? NULL : o2_bulk_tx(ni, O2_MSG_GET_REQ, b,
-					    sizeof(*m) +
-					    sizeof(m->rd.frags[0]));
-		if (!tx) {
-			o2_bulk_drop_mr(b, true);	/* never registered */
-			o2_bulk_put(b);
-			return rc ? rc : -ENOBUFS;
-		}
-		m = tx->msg + sizeof(struct o2_msg_hdr);
-		o2_lnet_hdr_init(&m->hdr, ni, r->nid, O2_LNET_MSG_GET, 0);
-		m->hdr.msg.get.return_wmd.object_cookie =
-			cpu_to_le64(r->cookie);
-		m->hdr.msg.get.match_bits = cpu_to_le64(mb);
-		m->hdr.msg.get.ptl_index = cpu_to_le32(O2_BRW_PORTAL);
-		m->hdr.msg.get.sink_length = cpu_to_le32(r->nob);
-		m->cookie = b->cookie;
-		o2_bulk_desc(b, &m->rd);
-		tx->reg = true;
-	}
-	return o2_bulk_launch(ni, r->nid, tx, b);
-}
-
-/**
- * o2_brw() - one selftest bulk RPC (O2LND_IOC_BRW)
- * @nid: the peer (o2ib, validated by the caller)
- * @src_nid: local NID or O2LND_NID_ANY
- * @op: O2LND_BRW_WRITE or O2LND_BRW_READ
- * @size: payload bytes (validated)
- * @timeout_ms: how long to wait (validated)
- * @flags: O2LND_BRW_F_*
- * @seed: pattern seed
- * @out: zeroed output
- *
- * Return: 0 or an errno (see struct o2lnd_ioc_brw).
- */
-int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
-	   u32 flags, u64 seed, struct o2lnd_ioc_brw *out)
-{
-	struct o2_brw_req *r;
-	struct o2_ni *ni;
-	ktime_t start;
-	long left;
-	int rc;
-
-	ni = o2_ni_for(nid, src_nid, &rc);
-	if (!ni)
-		return rc;
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
-	if (!r)
-		return -ENOMEM;
-	init_completion(&r->done);
-	r->cookie = atomic64_inc_return(&o2_bulk_cookie) | BIT_ULL(62);
-	r->nid = nid;
-	r->ni = ni;
-	r->op = op;
-	r->nob = size;
-	r->seed = seed & (U64_MAX >> 1);
-	r->flags = flags;
-	r->rdma = size > O2_MAX_IMMEDIATE;
-	r->routed = o2_nid_net(nid) != o2_nid_net(ni->nid);
-	spin_lock(&o2_bulk_lock);
-	list_add_tail(&r->list, &o2_brws);
-	spin_unlock(&o2_bulk_lock);
-
-	start = ktime_get();
-	rc = o2_brw_start(ni, r);
-	if (rc)
-		o2_brw_update(r->cookie, rc, true, true);
-	left = wait_for_completion_interruptible_timeout(&r->done,
-							 msecs_to_jiffies(timeout_ms));
-	spin_lock(&o2_bulk_lock);
-	list_del(&r->list);
-	if (r->finished)
-		rc = r->status;
-	else if (left < 0)
-		rc = -EINTR;
-	else
-		rc = -ETIMEDOUT;
-	spin_unlock(&o2_bulk_lock);
-	out->rtt_ns = ktime_to_ns(ktime_sub(ktime_get(), start));
-	out->rdma = r->rdma;
-	kfree(r);
-	return rc;
-}

@@ -223,6 +223,52 @@ enum o2_post_verdict o2_may_post(const struct o2_credits *c, enum o2_txq q,
 }
 
 /**
+ * o2_credits_take_reserved() - a queued request takes a reserved credit
+ * @c: the state
+ *
+ * A request waiting on the reserved-credit queue (O2_TXQ_RSRVD) moves to
+ * the credited queue once it has one.
+ *
+ * Return: true if it took one.
+ */
+bool o2_credits_take_reserved(struct o2_credits *c)
+{
+	if (c->reserved <= 0)
+		return false;
+	c->reserved--;
+	return true;
+}
+
+/**
+ * o2_next_txq() - the queue whose head is considered next
+ * @c: the state
+ * @nocred_queued: a credit-less message (NOOP, completion) waits
+ * @cred_queued: a credited message waits
+ * @q: the queue, when one is chosen
+ *
+ * Credit-less messages go first, but alternate with credited ones when
+ * both wait and a credit is there (@c->cred_turn, set by the posts).
+ * The head then still has to pass o2_may_post().
+ *
+ * Return: false if nothing waits.
+ */
+bool o2_next_txq(const struct o2_credits *c, bool nocred_queued,
+		 bool cred_queued, enum o2_txq *q)
+{
+	bool cred = cred_queued && c->credits > 0;
+
+	if (nocred_queued && !(cred && c->cred_turn)) {
+		*q = O2_TXQ_NOCRED;
+		return true;
+	}
+	if (cred_queued) {
+		*q = O2_TXQ_CRED;
+		return true;
+	}
+	return false;
+}
+
+/**
  * o2_credits_post() - account a message being posted
  * @c: the state
  * @q: its queue
@@ -242,6 +288,7 @@ u8 o2_credits_post(struct o2_credits *c, enum o2_txq q, bool noop, int wrs)
 	c->sq_used += wrs;
 	if (noop)
 		c->noops_posted++;
+	c->cred_turn = q == O2_TXQ_NOCRED;
 	return ret;
 }
 
@@ -255,6 +302,7 @@ void o2_credits_post_local(struct o2_credits *c, int wrs)
 {
 	c->nposted++;
 	c->sq_used += wrs;
+	c->cred_turn = true;	/* it went from the credit-less queue */
 }
 
 /**

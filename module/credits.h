@@ -69,6 +69,9 @@ enum o2_post_verdict {
  * @nposted: Sends posted and not completed
  * @sq_used: send-queue slots in use
  * @noops_posted: NOOPs posted and not completed
+ * @cred_turn: the last post was credit-less, so a credited message goes
+ *	next if one can (o2_next_txq(): a stream of bulk completions must
+ *	not starve requests)
  */
 struct o2_credits {
 	int queue_depth;
@@ -81,6 +84,7 @@ struct o2_credits {
 	int nposted;
 	int sq_used;
 	int noops_posted;
+	bool cred_turn;
 };
 
 /**
@@ -110,6 +114,9 @@ bool o2_need_noop(const struct o2_credits *c, bool nocred_queued,
 		  bool cred_queued, bool keepalive_due);
 enum o2_post_verdict o2_may_post(const struct o2_credits *c, enum o2_txq q,
 				 bool noop, bool need_noop, int wrs);
+bool o2_credits_take_reserved(struct o2_credits *c);
+bool o2_next_txq(const struct o2_credits *c, bool nocred_queued,
+		 bool cred_queued, enum o2_txq *q);
 u8 o2_credits_post(struct o2_credits *c, enum o2_txq q, bool noop, int wrs);
 void o2_credits_post_local(struct o2_credits *c, int wrs);
 void o2_credits_complete(struct o2_credits *c, bool noop, int wrs);

@@ -548,10 +548,10 @@ bool o2_lnet_recv(struct o2_conn *conn, struct o2_rx *rx, void *payload,
 		return false;
 	switch (le32_to_cpu(hdr->type)) {
 	case O2_LNET_MSG_ACK:
-		if (!o2_bulk_lnet_ack(le64_to_cpu(hdr->msg.ack.dst_wmd.object_cookie),
-				      le64_to_cpu(hdr->src_nid),
-				      le64_to_cpu(hdr->msg.ack.match_bits),
-				      le32_to_cpu(hdr->msg.ack.mlength)))
+		if (!o2_brw_lnet_ack(le64_to_cpu(hdr->msg.ack.dst_wmd.object_cookie),
+				     le64_to_cpu(hdr->src_nid),
+				     le64_to_cpu(hdr->msg.ack.match_bits),
+				     le32_to_cpu(hdr->msg.ack.mlength)))
 			o2_lnet_drop(conn, "ACK matches no pending PUT");
 		break;
 	case O2_LNET_MSG_GET:

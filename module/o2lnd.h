@@ -3,7 +3,8 @@
  * o2lnd: internal structures.
  *
  * Layers (docs/ARCHITECTURE.md; checked by scripts/o2-layers.py)
- *   LNet: lnet.c bulk.c router.c ctl.c.  LND: cm.c conn.c connd.c tx.c
+ *   LNet: lnet.c bulk.c selftest.c router.c ctl.c.  LND: cm.c conn.c
+ *   connd.c tx.c
  *   rx.c dev.c mr.c peer.c.  Pure units below both: wire.c credits.c
  *   state.c nid.c route.c fault.c params.c trace.c.  LNet calls the LND
  *   by name; the LND calls LNet only through o2_up (struct o2_lnet_ops)
@@ -61,7 +62,9 @@
  *     -> ni->conns_lock (every conn of the NI, any state: the views)
  *     -> conn->lock (conn state, credits, tx queues)
  *   The two mutexes are never held together, nor with a spinlock.
- *   o2_ping_lock (pending pings), o2_fault_lock (fault rules) and
+ *   o2_ping_lock (pending pings), o2_bulk_lock (bulk exchanges waiting
+ *   for a message), o2_brw_lock (selftest RPCs), ni->tx_pool_lock (an
+ *   NI's released txs), o2_fault_lock (fault rules) and
  *   o2_rtr_lock (router buffers and credits; taken under ni->lock by
  *   PEER_SHOW) are leaves: nothing is taken under them.
  *
@@ -198,8 +201,6 @@ enum o2_bulk_kind {
 	O2_BULK_GET_SRC,	/* a peer's GET: RDMA-written with GET_DONE */
 };
 
-struct o2_brw_req;
-
 /**
  * struct o2_bulk - a bulk buffer and its exchange
  * @ref: references (the waiting table, txs carrying it, the owner)
@@ -225,12 +226,14 @@ struct o2_brw_req;
  * @seed: pattern seed
  * @flags: O2LND_BRW_F_*
  * @ack_wmd: PUT_SINK: the PUT's ack_wmd, echoed in the LNet ACK
- * @rpc: the selftest RPC it serves (client side)
  * @hop_nid: the peer on the wire (the next hop): only its messages may
  *	complete the exchange
- * @rtr: the router message whose PUT it carries (router.c), or NULL
- * @reply: a sink for the LNet REPLY of a routed selftest read (its RPC's
- *	cookie in @peer_cookie)
+ * @done: its owner's completion, or NULL: called once, when the
+ *	exchange ends (o2_bulk_finish()) or, if it never did, by the last
+ *	reference with -ECONNABORTED.  bulk.c never calls an owner by
+ *	name: the selftest (selftest.c) and the router (router.c) set
+ *	their own.
+ * @owner: the owner's context for @done
  */
 struct o2_bulk {
 	struct kref ref;
@@ -256,10 +259,25 @@ struct o2_bulk {
 	u64 seed;
 	u32 flags;
 	struct o2_lnet_wmd ack_wmd;
-	struct o2_brw_req *rpc;
 	u64 hop_nid;
-	struct o2_rtr_msg *rtr;
-	bool reply;
+	void (*done)(struct o2_bulk *b, int status);
+	void *owner;
+};
+
+/**
+ * struct o2_bulk_owner - who a bulk exchange that bulk.c starts belongs to
+ * @done: becomes o2_bulk.done
+ * @ctx: becomes o2_bulk.owner
+ * @cookie: if not 0, o2_bulk.peer_cookie (the owner's, e.g. its RPC's)
+ * @seed: the sink's pattern seed (selftest)
+ * @flags: O2LND_BRW_F_* (selftest)
+ */
+struct o2_bulk_owner {
+	void (*done)(struct o2_bulk *b, int status);
+	void *ctx;
+	u64 cookie;
+	u64 seed;
+	u32 flags;
 };
 
 /**
@@ -501,8 +519,6 @@ struct o2_txbuf {
  * @send_progress: jiffies of the last send completion, or of the post
  *	that found no send in flight (o2_sends_stalled())
  * @keepalives: keepalive NOOPs sent
- * @cred_turn: a credited message goes next if one can (fairness between
- *	the credit-less and the credited queues)
  * @rtr_held: receive buffers held by messages waiting for a router
  *	buffer or being copied out of one; teardown waits for 0, which
  *	o2_rtr_conn_closed() makes immediate
@@ -556,7 +572,6 @@ struct o2_conn {
 	unsigned long last_send;
 	unsigned long send_progress;
 	u32 keepalives;
-	bool cred_turn;
 	atomic_t late_sends;
 	atomic_t rtr_held;
 	bool rtr_closed;
@@ -666,7 +681,6 @@ u64 o2_route_hop(struct o2_ni *ni, u64 nid, bool count);
 bool o2_rtr_forward(struct o2_conn *conn, struct o2_rx *rx, void *payload,
 		    u32 nob);
 int o2_rtr_forward_put(struct o2_conn *conn, const struct o2_putreq_msg *m);
-void o2_rtr_put_arrived(struct o2_rtr_msg *m, struct o2_bulk *b);
 void o2_rtr_msg_done(struct o2_rtr_msg *m, int status);
 void o2_rtr_conn_closed(struct o2_conn *conn);
 void o2_rtr_expire(unsigned long now, bool all);
@@ -675,23 +689,37 @@ void o2_routing_show(struct o2lnd_ioc_routing *out);
 void o2_rtr_peer_show(struct o2_peer *peer, struct o2lnd_ioc_peer *out);
 
 /* bulk.c */
-int o2_bulk_rtr_sink(struct o2_conn *conn, const struct o2_putreq_msg *m,
-		     struct o2_rtr_msg *rtr);
+struct o2_bulk *o2_bulk_alloc(struct o2_ni *ni, enum o2_bulk_kind kind,
+			      u32 nob, u64 seed, u32 flags);
+int o2_bulk_map_on(struct o2_bulk *b, struct o2_dev *dev);
+void o2_bulk_drop_mr(struct o2_bulk *b, bool clean);
+struct o2_tx *o2_bulk_tx(struct o2_ni *ni, u8 type, struct o2_bulk *b,
+			 u32 body_len);
+int o2_bulk_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx,
+		   struct o2_bulk *b);
+void o2_bulk_desc(struct o2_bulk *b, struct o2_rdma_desc *rd);
+int o2_bulk_sink_start(struct o2_conn *conn, const struct o2_putreq_msg *m,
+		       const struct o2_bulk_owner *o);
 void o2_bulk_rtr_nak(struct o2_conn *conn, const struct o2_putreq_msg *m,
 		     int status);
 void o2_bulk_rtr_send(struct o2_ni *ni, u64 hop, const struct o2_lnet_hdr *hdr,
-		      struct o2_bulk *b, struct o2_rtr_msg *rtr);
-int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
-	   u32 flags, u64 seed, struct o2lnd_ioc_brw *out);
+		      struct o2_bulk *b, const struct o2_bulk_owner *o);
 int o2_bulk_rx(struct o2_conn *conn, u8 type, void *body, u32 len,
 	       bool flip, bool *credit_now);
-bool o2_bulk_lnet_ack(u64 cookie, u64 from, u64 match_bits, u32 mlength);
 void o2_bulk_put(struct o2_bulk *b);
 void o2_bulk_conn_closed(struct o2_conn *conn);
 void o2_bulk_expire(unsigned long now, bool all);
+void o2_dev_mr_stats(struct ib_device *ibdev, struct o2lnd_ioc_net *out);
+
+/* selftest.c */
+int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
+	   u32 flags, u64 seed, struct o2lnd_ioc_brw *out);
+void o2_brw_fill(struct o2_bulk *b);
+int o2_brw_put_sink(struct o2_conn *conn, const struct o2_putreq_msg *m);
+int o2_brw_reply_put(struct o2_conn *conn, const struct o2_putreq_msg *m);
+bool o2_brw_lnet_ack(u64 cookie, u64 from, u64 match_bits, u32 mlength);
 bool o2_brw_rx_immediate(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
 			 const void *payload);
-void o2_dev_mr_stats(struct ib_device *ibdev, struct o2lnd_ioc_net *out);
 
 /* dev.c */
 int o2_dev_init(void);

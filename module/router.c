@@ -466,10 +466,13 @@ static void o2_rtr_send_immediate(struct o2_rtr_msg *m, const void *payload)
 	o2_ni_launch(m->out_ni, m->hop, tx);
 }
 
+static void o2_rtr_bulk_done(struct o2_bulk *b, int status);
+
 /* Forward PUT @m, which has its credits: take the data into a buffer. */
 static void o2_rtr_start_put(struct o2_rtr_msg *m)
 {
-	int rc = o2_bulk_rtr_sink(m->conn, &m->putreq, m);
+	const struct o2_bulk_owner o = { .done = o2_rtr_bulk_done, .ctx = m };
+	int rc = o2_bulk_sink_start(m->conn, &m->putreq, &o);
 
 	if (rc) {
 		o2_bulk_rtr_nak(m->conn, &m->putreq, rc);
@@ -477,20 +480,35 @@ static void o2_rtr_start_put(struct o2_rtr_msg *m)
 	}
 }
 
-/**
- * o2_rtr_put_arrived() - the data of a forwarded PUT is in its buffer
- * @m: the message
- * @b: the buffer (a reference passes to the send)
- *
- * Sends it on to the next hop as a PUT of this router.
+/*
+ * The data of forwarded PUT @m is in buffer @b (a reference passes to
+ * the send): send it on to the next hop as a PUT of this router.
  */
-void o2_rtr_put_arrived(struct o2_rtr_msg *m, struct o2_bulk *b)
+static void o2_rtr_put_arrived(struct o2_rtr_msg *m, struct o2_bulk *b)
 {
+	const struct o2_bulk_owner o = { .done = o2_rtr_bulk_done, .ctx = m };
+
 	atomic64_inc(&o2_rtr_st.forwarded);
 	atomic64_add(b->nob, &o2_rtr_st.forwarded_bytes);
 	o2_conn_put(m->conn);	/* its sender is done with */
 	m->conn = NULL;
-	o2_bulk_rtr_send(m->out_ni, m->hop, &m->putreq.hdr, b, m);
+	o2_bulk_rtr_send(m->out_ni, m->hop, &m->putreq.hdr, b, &o);
+}
+
+/*
+ * b->done of a PUT this router forwards: in (the sink filled: now out),
+ * out (sent on), or failed; also when abandoned (-ECONNABORTED).
+ */
+static void o2_rtr_bulk_done(struct o2_bulk *b, int status)
+{
+	struct o2_rtr_msg *m = b->owner;
+
+	if (b->kind == O2_BULK_PUT_SINK && !status) {
+		kref_get(&b->ref);
+		o2_rtr_put_arrived(m, b);
+	} else {
+		o2_rtr_msg_done(m, status);
+	}
 }
 
 /* Send what got its credits. */

@@ -644,33 +644,21 @@ void o2_conn_check_sends(struct o2_conn *conn)
 		list_add_tail(&noop->list, &conn->tx_queue_nocred);
 		noop = NULL;
 	}
-	while (conn->cr.reserved > 0 && !list_empty(&conn->tx_queue_rsrvd)) {
+	while (!list_empty(&conn->tx_queue_rsrvd) &&
+	       o2_credits_take_reserved(&conn->cr))
 		list_move_tail(conn->tx_queue_rsrvd.next, &conn->tx_queue);
-		conn->cr.reserved--;
-	}
 	while (conn->state == O2_CONN_ESTABLISHED && !conn->hold_sends) {
-		bool nocred = !list_empty(&conn->tx_queue_nocred);
-		bool cred = !list_empty(&conn->tx_queue) &&
-			    conn->cr.credits > 0;
 		enum o2_post_verdict v;
 		enum o2_txq q;
 
-		/*
-		 * Credit-less messages (NOOPs, completions) go first, but
-		 * alternate with credited ones when both wait: a stream of
-		 * bulk completions must not starve requests.
-		 */
-		if (nocred && !(cred && conn->cred_turn)) {
-			q = O2_TXQ_NOCRED;
-			tx = list_first_entry(&conn->tx_queue_nocred,
-					      struct o2_tx, list);
-		} else if (!list_empty(&conn->tx_queue)) {
-			q = O2_TXQ_CRED;
-			tx = list_first_entry(&conn->tx_queue, struct o2_tx,
-					      list);
-		} else {
+		/* the choice KUnit's credit simulation drives too */
+		if (!o2_next_txq(&conn->cr,
+				 !list_empty(&conn->tx_queue_nocred),
+				 !list_empty(&conn->tx_queue), &q))
 			break;
-		}
+		tx = list_first_entry(q == O2_TXQ_NOCRED ?
+				      &conn->tx_queue_nocred : &conn->tx_queue,
+				      struct o2_tx, list);
 		if (tx->type == O2_MSG_NOOP) {
 			bool ka, need = o2_conn_need_noop_locked(conn, &ka);
 
@@ -687,8 +675,6 @@ void o2_conn_check_sends(struct o2_conn *conn)
 		}
 		list_del_init(&tx->list);
 		rc = o2_tx_post_locked(conn, tx, q);
-		if (!rc)
-			conn->cred_turn = q == O2_TXQ_NOCRED;
 		if (rc) {
 			tx->status = rc;
 			drop = tx;

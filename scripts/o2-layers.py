@@ -8,8 +8,8 @@ when it has an undefined symbol that the other defines (a function or a
 variable).  Checks the layering docs/ARCHITECTURE.md describes:
 
   root   main                       load and unload; may call anything
-  lnet   lnet bulk router ctl       LNet: NIs' sends, credits, health, ping,
-                                    bulk, selftest, routing, the ioctls
+  lnet   lnet bulk selftest router  LNet: NIs' sends, credits, health, ping,
+         ctl                        bulk, selftest, routing, the ioctls
   lnd    cm conn connd dev mr peer  the transport: CM, connections, connd,
          rx tx                      devices, MRs, tx/rx, the shared objects
   pure   credits fault nid params   no verbs, no LNet: KUnit drives them
@@ -30,7 +30,7 @@ import sys
 
 LAYERS = {
     "root": {"main"},
-    "lnet": {"lnet", "bulk", "router", "ctl"},
+    "lnet": {"lnet", "bulk", "selftest", "router", "ctl"},
     "lnd": {"cm", "conn", "connd", "dev", "mr", "peer", "rx", "tx"},
     "pure": {"credits", "fault", "nid", "params", "route", "state", "trace",
              "wire"},

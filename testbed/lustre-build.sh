@@ -6,8 +6,9 @@
 # comes from outside the project:
 #
 #   O2_LUSTRE_SRC  a lustre-release source tree or tarball (.tar.xz/.tar.gz);
-#                  default: a lustre-release-*.tar.xz in ../shared/lustre/
-#                  beside the checkout, when there is one
+#                  unset: there is no Lustre peer (exit 3, the suites are
+#                  skipped).  The CI entry point (.ci/run) sets it to the
+#                  tarball its machine keeps beside the checkout.
 #
 #   testbed/lustre-build.sh [KERNEL_DIR]      (default $O2_CACHE/kernels/debian)
 #
@@ -42,13 +43,8 @@ die() { say "error: $*"; exit 1; }
 # ---------------------------------------------------------------- the source
 SRC="${O2_LUSTRE_SRC:-}"
 if [[ -z "$SRC" ]]; then
-	for cand in "$TOP"/../shared/lustre/lustre-release-*.tar.xz; do
-		[[ -f "$cand" ]] && SRC=$cand
-	done
-	if [[ -z "$SRC" ]]; then
-		echo "no Lustre source: O2_LUSTRE_SRC is not set and there is no lustre-release-*.tar.xz in $(readlink -m "$TOP/../shared/lustre")"
-		exit 3
-	fi
+	echo "no Lustre source: O2_LUSTRE_SRC is not set"
+	exit 3
 fi
 [[ -e "$SRC" ]] || { echo "no Lustre source: O2_LUSTRE_SRC=$SRC does not exist"; exit 3; }
 SRC=$(readlink -f "$SRC")

@@ -43,7 +43,7 @@ mount -t devtmpfs devtmpfs /dev
 log() { echo "o2-initramfs: $*" > /dev/kmsg; }
 fail() { log "FATAL: $*"; echo "o2-initramfs: FATAL: $*"; sleep 1; echo o > /proc/sysrq-trigger; poweroff -f; }
 for m in $(cat /mods/order); do insmod /mods/$m.ko || log "insmod $m failed"; done
-O2_INIT=/work/main/testbed/guest-init.sh
+O2_INIT=
 O2_MODDIR=
 O2_LIVE=
 for a in $(cat /proc/cmdline); do
@@ -53,6 +53,7 @@ for a in $(cat /proc/cmdline); do
 	o2.live=*) O2_LIVE=${a#o2.live=} ;;
 	esac
 done
+[ -n "$O2_INIT" ] || fail "no o2.init= on the kernel command line"
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose hostroot /ro || fail "mount hostroot"
 mount -t tmpfs -o mode=755 tmpfs /rw || fail "tmpfs"
 mkdir -p /rw/upper /rw/work
