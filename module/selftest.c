@@ -144,7 +144,6 @@ static void o2_brw_update(u64 cookie, int status, bool data, bool answer)
 	spin_unlock(&o2_brw_lock);
 }
 
-
 /* ---- LNet headers ---- */
 
 static void o2_lnet_hdr_init(struct o2_lnet_hdr *h, struct o2_ni *ni, u64 dst,
