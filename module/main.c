@@ -10,7 +10,7 @@
  */
 #include <linux/module.h>
 #include <linux/moduleparam.h>
-#include "o2lnd.h"
+#include "lnet.h"
 
 static int o2_check_param(const char *name, int val, int min, int max)
 {

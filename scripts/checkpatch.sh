@@ -41,6 +41,6 @@ fi
 [[ "${1:-}" == --prepare ]] && { echo "$checkpatch"; exit 0; }
 cd "$top"
 files=$(git ls-files 'module/*.[ch]' 'kunit/*.[ch]' 'include/uapi/*.h' 2>/dev/null || true)
-[ -n "$files" ] || files=$(ls module/*.[ch] kunit/*.[ch] include/uapi/*.h 2>/dev/null)
+[ -n "$files" ] || files=$(ls module/*.[ch] module/*/*.[ch] kunit/*.[ch] include/uapi/*.h 2>/dev/null)
 # shellcheck disable=SC2086
 "$checkpatch" --no-tree --strict --terse --show-types --ignore FILE_PATH_CHANGES -f $files

@@ -3,38 +3,39 @@
 
 usage: o2-layers.py [--graph] MODULE_DIR
 
-Reads module/*.o (built by `make module`) with nm: a file calls another
-when it has an undefined symbol that the other defines (a function or a
-variable).  Checks the layering docs/ARCHITECTURE.md describes:
+The layer of a file is its folder, as docs/ARCHITECTURE.md describes:
 
-  root   main                       load and unload; may call anything
-  lnet   lnet bulk selftest router  LNet: NIs' sends, credits, health, ping,
-         ctl                        bulk, selftest, routing, the ioctls
-  lnd    cm conn connd dev mr peer  the transport: CM, connections, connd,
-         rx tx                      devices, MRs, tx/rx, the shared objects
-  pure   credits fault nid params   no verbs, no LNet: KUnit drives them
-         route state trace wire
+  root   module/main.c     load and unload; may call anything
+  lnet   module/lnet/      LNet: NIs, sends and credits, health, ping, bulk,
+                           selftest, routing, the views and the ioctls
+  lnd    module/lnd/       the transport: CM, connections, connd, devices,
+                           MRs, tx/rx, the peer table both layers share
+  pure   module/*.c        no verbs, no LNet: KUnit drives them (credits
+                           fault nid params route state trace wire)
+
+Calls: reads the built objects (MODULE_DIR/module/**/*.o, made by `make
+module`) with nm: a file calls another when it has an undefined symbol
+that the other defines (a function or a variable).  Includes: reads each
+source's #include "..." lines (MODULE_DIR/module/**/*.[ch]).
 
 Rules: lnd calls neither lnet nor root (it reaches up only through the
 o2_up table and a tx's done callback, which are pointers, not symbols);
-pure calls only pure; nothing calls root.  Prints each violation and exits
-1; with --graph, prints the file graph and its cycles (strongly connected
-components) first.  An object of module/ in no layer is a violation too:
-a new file must be placed.
+pure calls only pure; nothing calls root.  A file includes only headers
+of its own layer or of the layers it may call (lnd never includes lnet.h;
+a pure unit includes only pure headers).  No cycle of calls spans two
+layers.  Prints each violation and exits 1; with --graph, prints the file
+graph and its cycles (strongly connected components) first.
 """
 import collections
+import re
 import glob
 import os
 import subprocess
 import sys
 
-LAYERS = {
-    "root": {"main"},
-    "lnet": {"lnet", "bulk", "selftest", "router", "ctl"},
-    "lnd": {"cm", "conn", "connd", "dev", "mr", "peer", "rx", "tx"},
-    "pure": {"credits", "fault", "nid", "params", "route", "state", "trace",
-             "wire"},
-}
+# a file's layer is its folder under module/
+FOLDERS = {"": "pure", "lnet": "lnet", "lnd": "lnd"}
+ROOT = {"main"}
 # which layers each layer may call (besides itself)
 MAY_CALL = {
     "root": {"lnet", "lnd", "pure"},
@@ -44,11 +45,43 @@ MAY_CALL = {
 }
 
 
+LAYER = {}
+
+
+def place(path, moddir):
+    """Record the layer of the file at @path (its folder); return its name."""
+    rel = os.path.relpath(path, moddir)
+    folder = os.path.dirname(rel)
+    name = os.path.basename(rel).rsplit(".", 1)[0]
+    layer = FOLDERS.get(folder)
+    if folder == "" and name in ROOT:
+        layer = "root"
+    LAYER[name] = layer
+    return name
+
+
 def layer_of(name):
-    for layer, files in LAYERS.items():
-        if name in files:
+    return LAYER.get(name)
+
+
+def read_includes(moddir):
+    """(file, header) pairs of every #include "..." in the module's sources."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(moddir, "**", "*.[ch]"),
+                                 recursive=True)):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+                if m:
+                    out.append((path, os.path.basename(m.group(1))))
+    return out
+
+
+def header_layer(header, moddir):
+    for folder, layer in FOLDERS.items():
+        if os.path.exists(os.path.join(moddir, folder, header)):
             return layer
-    return None
+    return None     # generated (o2_probes.h) or the kernel's
 
 
 def read_graph(objs):
@@ -110,12 +143,17 @@ def main(argv):
     if len(args) != 1:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
-    objs = sorted(glob.glob(os.path.join(args[0], "module", "*.o")))
+    moddir = os.path.join(args[0], "module")
+    objs = sorted(glob.glob(os.path.join(moddir, "**", "*.o"),
+                            recursive=True))
     objs = [o for o in objs if not o.endswith(".mod.o")]
     if not objs:
-        print(f"o2-layers: no module/*.o under {args[0]} (make module first)",
-              file=sys.stderr)
+        print(f"o2-layers: no module/**/*.o under {args[0]} "
+              "(make module first)", file=sys.stderr)
         return 2
+    for o in objs:
+        place(o, moddir)
+    includes = read_includes(moddir)
     nodes, edges = read_graph(objs)
     if graph:
         for n in nodes:
@@ -127,8 +165,20 @@ def main(argv):
     bad = 0
     for n in nodes:
         if layer_of(n) is None:
-            print(f"o2-layers: module/{n}.c is in no layer "
+            print(f"o2-layers: {n}.c is in no layer's folder "
                   "(scripts/o2-layers.py)")
+            bad += 1
+    for path, header in includes:
+        rel = os.path.relpath(path, moddir)
+        folder = os.path.dirname(rel)
+        src = FOLDERS.get(folder)
+        if folder == "" and os.path.basename(rel) == "main.c":
+            src = "root"
+        dst = header_layer(header, moddir)
+        if src is None or dst is None or dst == src:
+            continue
+        if dst not in MAY_CALL[src]:
+            print(f"o2-layers: {rel} ({src}) includes {header} ({dst})")
             bad += 1
     for n in nodes:
         src = layer_of(n)

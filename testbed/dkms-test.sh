@@ -151,11 +151,13 @@ trap cleanup EXIT
 
 # ---------------------------------------------------------------- add/build/install
 t=$SECONDS
-mkdir -p "$SRC/include" "$SRC/module" "$SRC/kunit" "$SRC/scripts"
+mkdir -p "$SRC/include" "$SRC/module/lnet" "$SRC/module/lnd" "$SRC/kunit" "$SRC/scripts"
 cp "$TOP/dkms.conf" "$TOP/Kbuild" "$TOP/Makefile" "$SRC/"
 cp "$TOP/scripts/o2-probe.sh" "$SRC/scripts/"
 cp -r "$TOP/include/." "$SRC/include/"
 cp "$TOP"/module/*.[ch] "$SRC/module/"
+cp "$TOP"/module/lnet/*.[ch] "$SRC/module/lnet/"
+cp "$TOP"/module/lnd/*.[ch] "$SRC/module/lnd/"
 cp "$TOP"/kunit/*.[ch] "$SRC/kunit/"
 if run dkms add "o2lnd/$ver" && dkms status "o2lnd/$ver" | grep -q "o2lnd/$ver.*: added"; then
 	pass Add

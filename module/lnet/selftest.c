@@ -19,7 +19,7 @@
 #include <linux/slab.h>
 #include <linux/highmem.h>
 #include <linux/ratelimit.h>
-#include "o2lnd.h"
+#include "lnet.h"
 
 static LIST_HEAD(o2_brws);
 static DEFINE_SPINLOCK(o2_brw_lock);

@@ -19,7 +19,7 @@
 #include <linux/slab.h>
 #include <linux/ratelimit.h>
 #include <linux/delay.h>
-#include "o2lnd.h"
+#include "lnd.h"
 #include "trace.h"
 
 /* NOOPs and invalidations are not bounded by ntx (see o2_tx_alloc()) */

@@ -5,7 +5,7 @@
  */
 #include <linux/slab.h>
 #include <linux/ratelimit.h>
-#include "o2lnd.h"
+#include "lnd.h"
 #include "trace.h"
 
 static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc);

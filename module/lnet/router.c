@@ -40,7 +40,7 @@
  */
 #include <linux/slab.h>
 #include <linux/ratelimit.h>
-#include "o2lnd.h"
+#include "lnet.h"
 #include "route.h"
 
 static char *routes;

@@ -12,7 +12,7 @@
 #include <linux/uaccess.h>
 #include <linux/slab.h>
 #include <linux/capability.h>
-#include "o2lnd.h"
+#include "lnet.h"
 
 /* Copy in the whole argument and check the common header. */
 static int o2_ctl_copy_in(void *karg, size_t size, void __user *uarg,

@@ -22,7 +22,7 @@
  * sleep): every caller is in process context.
  */
 #include <linux/slab.h>
-#include "o2lnd.h"
+#include "lnd.h"
 
 /**
  * o2_mr_max_pages() - pages one MR of a device maps

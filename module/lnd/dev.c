@@ -19,7 +19,7 @@
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <rdma/ib_cache.h>
-#include "o2lnd.h"
+#include "lnd.h"
 
 static LIST_HEAD(o2_devs);
 static DEFINE_MUTEX(o2_devs_mutex);

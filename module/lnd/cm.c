@@ -10,7 +10,7 @@
 #include <linux/ratelimit.h>
 #include <linux/in.h>
 #include <linux/delay.h>
-#include "o2lnd.h"
+#include "lnd.h"
 #include "trace.h"
 
 #define O2_CM_RNR_RETRY_COUNT	6

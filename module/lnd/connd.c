@@ -37,7 +37,7 @@
  */
 #include <linux/slab.h>
 #include <linux/ratelimit.h>
-#include "o2lnd.h"
+#include "lnd.h"
 #include "trace.h"
 
 #define O2_SCAN_INTERVAL	(HZ / 4)

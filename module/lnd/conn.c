@@ -6,7 +6,7 @@
 #include <linux/slab.h>
 #include <linux/ratelimit.h>
 #include <linux/random.h>
-#include "o2lnd.h"
+#include "lnd.h"
 #include "trace.h"
 
 /**

@@ -11,7 +11,7 @@
  * by name.  scripts/o2-layers.py measures it from the objects' symbols.
  */
 #include <linux/slab.h>
-#include "o2lnd.h"
+#include "lnd.h"
 
 const struct o2_lnet_ops *o2_up;
 

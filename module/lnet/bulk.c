@@ -37,7 +37,7 @@
 #include <linux/scatterlist.h>
 #include <linux/ratelimit.h>
 #include <linux/random.h>
-#include "o2lnd.h"
+#include "lnet.h"
 
 static LIST_HEAD(o2_bulks);
 static DEFINE_SPINLOCK(o2_bulk_lock);

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * o2lnd: the LNet layer (module/lnet/): NIs (ni.c), sending and
+ * receiving LNet messages with their credits and peer health (lnet.c),
+ * ping (ping.c), the bulk PUT/GET protocol (bulk.c), the selftest
+ * service (selftest.c), routing (router.c), the ioctl views (views.c)
+ * and the char device (ctl.c).  It calls the LND by name (lnd.h).
+ */
+#ifndef _O2LND_LNET_H
+#define _O2LND_LNET_H
+
+#include "lnd.h"
+
+/* router.c */
+struct o2_rtr_msg;
+extern bool o2_forwarding;
+int o2_rtr_init(void);
+int o2_rtr_peer_credits(void);
+struct o2_ni *o2_route_ni(u64 nid, u64 *hop);
+u64 o2_route_hop(struct o2_ni *ni, u64 nid, bool count);
+bool o2_rtr_forward(struct o2_conn *conn, struct o2_rx *rx, void *payload,
+		    u32 nob);
+int o2_rtr_forward_put(struct o2_conn *conn, const struct o2_putreq_msg *m);
+void o2_rtr_msg_done(struct o2_rtr_msg *m, int status);
+void o2_rtr_conn_closed(struct o2_conn *conn);
+void o2_rtr_expire(unsigned long now, bool all);
+int o2_route_show(u32 index, struct o2lnd_ioc_route *out);
+void o2_routing_show(struct o2lnd_ioc_routing *out);
+void o2_rtr_peer_show(struct o2_peer *peer, struct o2lnd_ioc_peer *out);
+
+/* bulk.c */
+struct o2_bulk *o2_bulk_alloc(struct o2_ni *ni, enum o2_bulk_kind kind,
+			      u32 nob, u64 seed, u32 flags);
+int o2_bulk_map_on(struct o2_bulk *b, struct o2_dev *dev);
+void o2_bulk_drop_mr(struct o2_bulk *b, bool clean);
+struct o2_tx *o2_bulk_tx(struct o2_ni *ni, u8 type, struct o2_bulk *b,
+			 u32 body_len);
+int o2_bulk_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx,
+		   struct o2_bulk *b);
+void o2_bulk_desc(struct o2_bulk *b, struct o2_rdma_desc *rd);
+int o2_bulk_sink_start(struct o2_conn *conn, const struct o2_putreq_msg *m,
+		       const struct o2_bulk_owner *o);
+void o2_bulk_rtr_nak(struct o2_conn *conn, const struct o2_putreq_msg *m,
+		     int status);
+void o2_bulk_rtr_send(struct o2_ni *ni, u64 hop, const struct o2_lnet_hdr *hdr,
+		      struct o2_bulk *b, const struct o2_bulk_owner *o);
+int o2_bulk_rx(struct o2_conn *conn, u8 type, void *body, u32 len,
+	       bool flip, bool *credit_now);
+void o2_bulk_put(struct o2_bulk *b);
+void o2_bulk_conn_closed(struct o2_conn *conn);
+void o2_bulk_expire(unsigned long now, bool all);
+
+/* selftest.c */
+int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
+	   u32 flags, u64 seed, struct o2lnd_ioc_brw *out);
+void o2_brw_fill(struct o2_bulk *b);
+int o2_brw_put_sink(struct o2_conn *conn, const struct o2_putreq_msg *m);
+int o2_brw_reply_put(struct o2_conn *conn, const struct o2_putreq_msg *m);
+bool o2_brw_lnet_ack(u64 cookie, u64 from, u64 match_bits, u32 mlength);
+bool o2_brw_rx_immediate(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
+			 const void *payload);
+
+/* lnet.c */
+extern const struct o2_lnet_ops o2_lnet_ops;
+int o2_ni_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx);
+void o2_ni_credit_work(struct work_struct *work);
+void o2_tx_credits_return(struct o2_tx *tx);
+void o2_peer_health(struct o2_peer *peer, bool ok);
+void o2_ni_expire_credit_waits(struct o2_ni *ni, unsigned long now);
+void o2_ni_take_credit_waits(struct o2_ni *ni, unsigned long now, bool all,
+			     struct list_head *out);
+bool o2_lnet_recv(struct o2_conn *conn, struct o2_rx *rx, void *payload,
+		  u32 nob);
+void o2_lnet_drop(struct o2_conn *conn, const char *why);
+struct o2_ni *o2_ni_for(u64 nid, u64 src_nid, int *rc);
+
+/* ping.c */
+int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out);
+bool o2_ping_finish(u64 cookie, u64 from, int status, const void *reply,
+		    u32 len);
+void o2_ping_get_rx(struct o2_conn *conn, const struct o2_lnet_hdr *hdr);
+
+/* ni.c */
+extern struct mutex o2_nis_mutex;
+int o2_nis_start(const char *networks);
+void o2_nis_stop(void);
+void o2_nis_free(void);
+void o2_ni_device_removed(struct ib_device *ibdev);
+void o2_nis_reattach(void);
+struct o2_dev *o2_ni_get_dev(struct o2_ni *ni);
+
+/* views.c */
+void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out);
+int o2_peer_show(u32 ni_index, u32 index, struct o2lnd_ioc_peer *out);
+int o2_conn_show(u32 ni_index, u32 index, struct o2lnd_ioc_conn *out);
+int o2_peer_close(u64 nid, u64 local_nid, u32 *closed);
+
+/* ctl.c */
+int o2_ctl_init(void);
+void o2_ctl_exit(void);
+
+#endif /* _O2LND_LNET_H */

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * o2lnd: LNet ping, as Lustre's lctl ping speaks it: the client (a GET on
+ * the reserved portal, its REPLY matched by cookie) and the server (the
+ * REPLY carrying our ping info).
+ */
+#include <linux/slab.h>
+#include <linux/ratelimit.h>
+#include <linux/inetdevice.h>
+#include <linux/netdevice.h>
+#include <linux/completion.h>
+#include <linux/mutex.h>
+#include <linux/ktime.h>
+#include <linux/swab.h>
+#include <linux/in.h>
+#include "lnet.h"
+#include "trace.h"
+
+#define O2_PING_BUF_SIZE (sizeof(struct o2_ping_info) + \
+			  O2LND_PING_MAX_IDS * sizeof(struct o2_ping_ni))
+
+/**
+ * struct o2_ping_req - a ping waiting for its REPLY
+ * @list: in o2_pings
+ * @nid: the target
+ * @cookie: the GET's return_wmd object cookie
+ * @done: completed once @finished
+ * @finished: @status is final: the REPLY and the GET's Send completion
+ *	both arrived (a tx completes only after its Send completion, even
+ *	when the reply is faster), or the GET failed
+ * @replied: the REPLY arrived
+ * @sent: the GET's Send completed
+ * @ni: the NI it was sent from (for the early_replies count)
+ * @status: 0 or an errno
+ * @len: reply bytes in @buf
+ * @buf: the reply's ping info
+ */
+struct o2_ping_req {
+	struct list_head list;
+	u64 nid;
+	u64 cookie;
+	struct completion done;
+	bool finished;
+	bool replied;
+	bool sent;
+	struct o2_ni *ni;
+	int status;
+	u32 len;
+	u8 buf[O2_PING_BUF_SIZE];
+};
+
+static LIST_HEAD(o2_pings);
+static DEFINE_SPINLOCK(o2_ping_lock);
+static atomic64_t o2_ping_cookie = ATOMIC64_INIT(0);
+
+/*
+ * Finish the ping with @cookie: with @status, or with the reply @data
+ * when it came from the pinged NID @from.  Return: false if no ping
+ * took it.
+ */
+bool o2_ping_finish(u64 cookie, u64 from, int status, const void *data,
+		    u32 len)
+{
+	struct o2_ping_req *ping;
+	bool found = false;
+
+	spin_lock(&o2_ping_lock);
+	list_for_each_entry(ping, &o2_pings, list) {
+		if (ping->cookie != cookie || ping->finished ||
+		    (data && (ping->nid != from || ping->replied)))
+			continue;
+		found = true;
+		if (data) {
+			ping->replied = true;
+			ping->len = min_t(u32, len, sizeof(ping->buf));
+			memcpy(ping->buf, data, ping->len);
+			if (!ping->sent)
+				atomic64_inc(&ping->ni->stats.early_replies);
+		} else if (status) {
+			ping->status = status;
+		} else {
+			ping->sent = true;
+		}
+		/* done once both halves are in, or at the first error */
+		if (ping->status || (ping->replied && ping->sent)) {
+			ping->finished = true;
+			complete(&ping->done);
+		}
+		break;
+	}
+	spin_unlock(&o2_ping_lock);
+	return found;
+}
+
+/*
+ * A ping's GET is done (tx->done): sent counts, a failed GET fails the
+ * ping.
+ */
+static void o2_ping_tx_done(struct o2_tx *tx)
+{
+	o2_ping_finish(tx->cookie, 0, tx->status, NULL, 0);
+}
+
+/* Append @n bytes of @src to @buf at @len, truncating at @size. */
+static u32 o2_put_trunc(void *buf, u32 size, u32 len, const void *src, u32 n)
+{
+	n = min_t(u32, n, size - min(len, size));
+	memcpy(buf + len, src, n);
+	return len + n;
+}
+
+/* Build our ping info into @buf (at most @size bytes).  Return: bytes. */
+static u32 o2_ping_info_fill(void *buf, u32 size)
+{
+	struct o2_ping_info pi = {};
+	struct o2_ping_ni ent = {};
+	struct o2_ni *ni;
+	u32 len;
+
+	pi.magic = cpu_to_le32(O2_PING_MAGIC);
+	pi.features = cpu_to_le32(O2_PING_FEAT_BASE | O2_PING_FEAT_NI_STATUS);
+	pi.pid = cpu_to_le32(O2LND_PID_LUSTRE);
+	pi.nnis = cpu_to_le32(1 + o2_nnis);
+	len = o2_put_trunc(buf, size, 0, &pi, sizeof(pi));
+
+	ent.nid = cpu_to_le64(O2LND_LO_NID);
+	ent.status = cpu_to_le32(O2LND_NI_STATUS_UP);
+	len = o2_put_trunc(buf, size, len, &ent, sizeof(ent));
+	list_for_each_entry(ni, &o2_nis, list) {
+		ent.nid = cpu_to_le64(ni->nid);
+		ent.status = cpu_to_le32(READ_ONCE(ni->up) ?
+					 O2LND_NI_STATUS_UP :
+					 O2LND_NI_STATUS_DOWN);
+		len = o2_put_trunc(buf, size, len, &ent, sizeof(ent));
+	}
+	return len;
+}
+
+/*
+ * A GET arrived: a ping of ours (the reserved portal, the ping match
+ * bits) is answered with a REPLY carrying our ping info; any other GET is
+ * dropped.
+ */
+void o2_ping_get_rx(struct o2_conn *conn, const struct o2_lnet_hdr *hdr)
+{
+	struct o2_ni *ni = conn->ni;
+	struct o2_lnet_hdr *rep;
+	struct o2_tx *tx;
+	u32 room, len;
+
+	if (le32_to_cpu(hdr->msg.get.ptl_index) != O2_LNET_RESERVED_PORTAL ||
+	    le64_to_cpu(hdr->msg.get.match_bits) != O2_LNET_PING_MATCHBITS ||
+	    le32_to_cpu(hdr->dest_pid) != O2LND_PID_LUSTRE) {
+		o2_lnet_drop(conn, "GET for an unknown portal");
+		return;
+	}
+	tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
+	if (!tx) {
+		o2_lnet_drop(conn, "no tx for the ping reply");
+		return;
+	}
+	rep = tx->msg + sizeof(struct o2_msg_hdr);
+	room = O2_MAX_MSG_SIZE - sizeof(struct o2_msg_hdr) - sizeof(*rep);
+	room = min(room, le32_to_cpu(hdr->msg.get.sink_length));
+	len = o2_ping_info_fill(rep + 1, room);
+	rep->dest_nid = hdr->src_nid;
+	rep->src_nid = hdr->dest_nid;	/* the NID asked: ours */
+	rep->dest_pid = hdr->src_pid;
+	rep->src_pid = cpu_to_le32(O2LND_PID_LUSTRE);
+	rep->type = cpu_to_le32(O2_LNET_MSG_REPLY);
+	rep->payload_length = cpu_to_le32(len);
+	rep->msg.reply.dst_wmd = hdr->msg.get.return_wmd;
+	tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*rep) + len;
+	o2_ni_launch(ni, conn->peer->nid, tx);
+}
+
+static u32 o2_pi32(bool flip, __le32 v)
+{
+	return flip ? swab32(le32_to_cpu(v)) : le32_to_cpu(v);
+}
+
+static u64 o2_pi64(bool flip, __le64 v)
+{
+	return flip ? swab64(le64_to_cpu(v)) : le64_to_cpu(v);
+}
+
+static int o2_ping_parse(struct o2_ping_req *ping, struct o2lnd_ioc_ping *out,
+			 u32 max_ids)
+{
+	struct o2_ping_info *pi = (struct o2_ping_info *)ping->buf;
+	u32 nnis, avail, i, magic;
+	bool flip;
+
+	if (ping->len < sizeof(*pi))
+		return -EPROTO;
+	magic = le32_to_cpu(pi->magic);
+	if (magic == O2_PING_MAGIC)
+		flip = false;
+	else if (magic == swab32(O2_PING_MAGIC))
+		flip = true;
+	else
+		return -EPROTO;
+	nnis = o2_pi32(flip, pi->nnis);
+	out->pid = o2_pi32(flip, pi->pid);
+	out->n_ids = nnis;
+	avail = (ping->len - sizeof(*pi)) / sizeof(pi->ni[0]);
+	for (i = 0; i < nnis && i < avail && i < max_ids; i++) {
+		out->ids[i].nid = o2_pi64(flip, pi->ni[i].nid);
+		out->ids[i].status = o2_pi32(flip, pi->ni[i].status);
+	}
+	return 0;
+}
+
+/**
+ * o2_ping() - LNet ping of @nid
+ * @nid: target (an o2ib NID, validated by the caller)
+ * @src_nid: local NID to send from, or O2LND_NID_ANY
+ * @timeout_ms: how long to wait (validated by the caller)
+ * @out: zeroed output; filled on success
+ *
+ * Sends a GET on the reserved portal with the ping match bits as an
+ * IMMEDIATE message (connecting if needed, to our own NID too) and waits,
+ * interruptibly, for the REPLY that carries our cookie.
+ *
+ * Return: 0; -EINVAL (@src_nid not local), -EHOSTUNREACH (no NI on the
+ * target's network), -ETIMEDOUT, -EINTR, -ECONNREFUSED, -EPROTO, ...
+ */
+int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out)
+{
+	struct o2_lnet_hdr *hdr;
+	struct o2_ping_req *ping;
+	struct o2_ni *ni;
+	struct o2_tx *tx;
+	ktime_t start;
+	long left;
+	int rc;
+
+	ni = o2_ni_for(nid, src_nid, &rc);
+	if (!ni)
+		return rc;
+
+	ping = kzalloc(sizeof(*ping), GFP_KERNEL);
+	if (!ping)
+		return -ENOMEM;
+	init_completion(&ping->done);
+	ping->ni = ni;
+	ping->nid = nid;
+	ping->cookie = atomic64_inc_return(&o2_ping_cookie);
+	tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
+	if (!tx) {
+		kfree(ping);
+		return -ENOBUFS;
+	}
+	hdr = tx->msg + sizeof(struct o2_msg_hdr);
+	hdr->dest_nid = cpu_to_le64(nid);
+	hdr->src_nid = cpu_to_le64(ni->nid);
+	hdr->dest_pid = cpu_to_le32(O2LND_PID_LUSTRE);
+	hdr->src_pid = cpu_to_le32(O2LND_PID_LUSTRE);
+	hdr->type = cpu_to_le32(O2_LNET_MSG_GET);
+	hdr->payload_length = 0;
+	hdr->msg.get.return_wmd.interface_cookie = cpu_to_le64(ni->stamp);
+	hdr->msg.get.return_wmd.object_cookie = cpu_to_le64(ping->cookie);
+	hdr->msg.get.match_bits = cpu_to_le64(O2_LNET_PING_MATCHBITS);
+	hdr->msg.get.ptl_index = cpu_to_le32(O2_LNET_RESERVED_PORTAL);
+	hdr->msg.get.src_offset = 0;
+	hdr->msg.get.sink_length = cpu_to_le32(O2_PING_BUF_SIZE);
+	tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*hdr);
+	tx->cookie = ping->cookie;
+	tx->done = o2_ping_tx_done;
+	/* no use sending it once nobody waits for the reply */
+	tx->deadline = jiffies + msecs_to_jiffies(timeout_ms);
+	tx->has_deadline = true;
+
+	spin_lock(&o2_ping_lock);
+	list_add_tail(&ping->list, &o2_pings);
+	spin_unlock(&o2_ping_lock);
+
+	start = ktime_get();
+	o2_ni_launch(ni, nid, tx);
+	left = msecs_to_jiffies(timeout_ms);
+	left = wait_for_completion_interruptible_timeout(&ping->done, left);
+
+	spin_lock(&o2_ping_lock);
+	list_del(&ping->list);
+	if (ping->finished)
+		rc = ping->status;
+	else if (left < 0)
+		rc = -EINTR;
+	else
+		rc = -ETIMEDOUT;
+	spin_unlock(&o2_ping_lock);
+
+	if (!rc) {
+		out->rtt_ns = ktime_to_ns(ktime_sub(ktime_get(), start));
+		rc = o2_ping_parse(ping, out, out->max_ids);
+	}
+	kfree(ping);
+	return rc;
+}

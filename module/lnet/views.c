@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * o2lnd: the ioctl views of LNet's objects (NET_SHOW, PEER_SHOW,
+ * CONN_SHOW) and PEER_CLOSE, read under the locks that guard each object.
+ */
+#include <linux/slab.h>
+#include <linux/ratelimit.h>
+#include <linux/inetdevice.h>
+#include <linux/netdevice.h>
+#include <linux/completion.h>
+#include <linux/mutex.h>
+#include <linux/ktime.h>
+#include <linux/swab.h>
+#include <linux/in.h>
+#include "lnet.h"
+#include "trace.h"
+
+/**
+ * o2_ni_stats() - fill NET_SHOW output for @ni
+ * @ni: the NI
+ * @out: zeroed output
+ */
+void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out)
+{
+	struct o2_peer *peer;
+	struct o2_conn *conn;
+	u32 npeers = 0, nconns = 0, nest = 0;
+	int bkt;
+
+	out->count = o2_nnis;
+	out->nid = ni->nid;
+	out->status = READ_ONCE(ni->up) ? O2LND_NI_STATUS_UP :
+					  O2LND_NI_STATUS_DOWN;
+	strscpy(out->net, ni->net, sizeof(out->net));
+	strscpy(out->ifname, ni->ifname, sizeof(out->ifname));
+	strscpy(out->devname, ni->devname, sizeof(out->devname));
+	out->incarnation = ni->stamp;
+	out->peer_credits = o2_peer_credits;
+	out->credits = o2_credits;
+	out->timeout_s = o2_timeout;
+	out->max_msg_size = O2_MAX_MSG_SIZE;
+
+	spin_lock(&ni->lock);
+	hash_for_each(ni->peers, bkt, peer, node)
+		npeers++;
+	spin_lock(&ni->conns_lock);
+	list_for_each_entry(conn, &ni->conns, ni_list) {
+		nconns++;
+		if (READ_ONCE(conn->state) == O2_CONN_ESTABLISHED)
+			nest++;
+	}
+	spin_unlock(&ni->conns_lock);
+	spin_unlock(&ni->lock);
+	out->npeers = npeers;
+	out->nconns = nconns;
+	out->nconns_established = nest;
+	out->send_count = atomic64_read(&ni->stats.send_count);
+	out->recv_count = atomic64_read(&ni->stats.recv_count);
+	out->drop_count = atomic64_read(&ni->stats.drop_count);
+	out->send_bytes = atomic64_read(&ni->stats.send_bytes);
+	out->recv_bytes = atomic64_read(&ni->stats.recv_bytes);
+	out->connects_active = atomic64_read(&ni->stats.connects_active);
+	out->connects_passive = atomic64_read(&ni->stats.connects_passive);
+	out->rejects_sent = atomic64_read(&ni->stats.rejects_sent);
+	out->rejects_received = atomic64_read(&ni->stats.rejects_received);
+	out->error_count = atomic64_read(&ni->stats.error_count);
+	spin_lock(&ni->lock);
+	out->tx_credits = ni->txcr.avail;
+	out->tx_credits_min = ni->txcr.min;
+	out->tx_queued = ni->txcr.queued;
+	spin_unlock(&ni->lock);
+	out->ntx = o2_ntx;
+	out->tx_live = atomic_read(&ni->tx_live);
+	out->peer_credits_hiw = o2_peer_credits_hiw;
+	out->concurrent_sends = o2_concurrent_sends;
+	out->keepalive_s = o2_keepalive;
+	out->tx_timeouts = atomic64_read(&ni->stats.tx_timeouts);
+	out->tx_no_credit_drops = atomic64_read(&ni->stats.tx_no_credit_drops);
+	out->keepalives = atomic64_read(&ni->stats.keepalives);
+	out->early_replies = atomic64_read(&ni->stats.early_replies);
+	out->max_immediate = O2_MAX_IMMEDIATE;
+	out->max_frags = O2_MAX_FRAGS;
+	out->cksum = o2_cksum_param;
+	out->rdma_bytes = atomic64_read(&ni->stats.rdma_bytes);
+	out->bulk_errors = atomic64_read(&ni->stats.bulk_errors);
+	mutex_lock(&o2_nis_mutex);
+	if (ni->dev)
+		o2_dev_mr_stats(ni->dev->ibdev, out);
+	mutex_unlock(&o2_nis_mutex);
+}
+
+/* The NI of a NET_SHOW index (1..), or NULL. */
+static struct o2_ni *o2_ni_by_index(u32 ni_index)
+{
+	struct o2_ni *ni;
+
+	list_for_each_entry(ni, &o2_nis, list)
+		if (ni_index && ni->index == ni_index - 1)
+			return ni;
+	return NULL;
+}
+
+/* uapi O2LND_CONN_* of a conn state: DISCONNECTED is a zombie */
+static u32 o2_conn_state_uapi(enum o2_conn_state state)
+{
+	return state == O2_CONN_DISCONNECTED ? O2LND_CONN_ZOMBIE : state;
+}
+
+static u32 o2_ms_left(unsigned long deadline, unsigned long now)
+{
+	return time_after(deadline, now) ? jiffies_to_msecs(deadline - now) :
+					   0;
+}
+
+/**
+ * o2_peer_show() - PEER_SHOW: the @index-th peer of an NI
+ * @ni_index: NET_SHOW index of the NI (1..)
+ * @index: 0-based peer index in the NI's peer table
+ * @out: zeroed output
+ *
+ * Counts the peer's conns by state over every conn of the NI, so closing
+ * and zombie conns (no longer on the peer's list) are included.
+ *
+ * Return: 0 or -ENOENT.
+ */
+int o2_peer_show(u32 ni_index, u32 index, struct o2lnd_ioc_peer *out)
+{
+	struct o2_ni *ni = o2_ni_by_index(ni_index);
+	unsigned long now = jiffies;
+	struct o2_peer *peer, *found = NULL;
+	struct o2_conn *conn;
+	u32 n = 0;
+	int bkt;
+
+	if (!ni)
+		return -ENOENT;
+	spin_lock(&ni->lock);
+	hash_for_each(ni->peers, bkt, peer, node) {
+		if (n++ == index)
+			found = peer;
+	}
+	out->count = n;
+	if (found) {
+		peer = found;
+		out->state = peer->state;
+		out->nid = peer->nid;
+		out->incarnation = peer->incarnation;
+		spin_lock(&ni->conns_lock);
+		list_for_each_entry(conn, &ni->conns, ni_list)
+			if (conn->peer == peer)
+				out->conns[o2_conn_state_uapi(READ_ONCE(conn->state))]++;
+		spin_unlock(&ni->conns_lock);
+		out->races_received = peer->n.races_received;
+		out->races_sent = peer->n.races_sent;
+		out->connects = peer->n.connects;
+		out->connect_failures = peer->n.connect_failures;
+		out->rejects_sent = peer->n.rejects_sent;
+		out->rejects_received = peer->n.rejects_received;
+		out->last_error = peer->last_error;
+		out->last_reject = peer->last_reject;
+		out->next_retry_ms = peer->reconnect ?
+				     o2_ms_left(peer->reconnect_at, now) : 0;
+		out->backoff_ms = peer->backoff_ms;
+		out->tx_queued = list_count_nodes(&peer->tx_queue);
+		out->stale_closes = peer->n.stale_closes;
+		out->phase_timeouts = peer->n.phase_timeouts;
+		out->send_count = atomic64_read(&peer->st.send_count);
+		out->recv_count = atomic64_read(&peer->st.recv_count);
+		out->drop_count = atomic64_read(&peer->st.drop_count);
+		out->error_count = atomic64_read(&peer->st.error_count);
+		out->send_bytes = atomic64_read(&peer->st.send_bytes);
+		out->recv_bytes = atomic64_read(&peer->st.recv_bytes);
+		out->tx_credits = peer->txcr.avail;
+		out->tx_credits_max = peer->txcr.max;
+		out->tx_credits_min = peer->txcr.min;
+		out->credit_queued = peer->txcr.queued;
+		out->health = peer->down ? O2LND_HEALTH_DOWN : O2LND_HEALTH_UP;
+		out->failures = peer->failures;
+		out->downs = peer->downs;
+		out->alive_ms = READ_ONCE(peer->alive) ?
+				jiffies_to_msecs(now - READ_ONCE(peer->alive)) :
+				~0U;
+		out->tx_timeouts = atomic64_read(&peer->st.tx_timeouts);
+		o2_rtr_peer_show(peer, out);
+	}
+	spin_unlock(&ni->lock);
+	return found ? 0 : -ENOENT;
+}
+
+/**
+ * o2_conn_show() - CONN_SHOW: the @index-th conn of an NI, any state
+ * @ni_index: NET_SHOW index of the NI (1..)
+ * @index: 0-based index in the NI's conn list
+ * @out: zeroed output
+ *
+ * Return: 0 or -ENOENT.
+ */
+int o2_conn_show(u32 ni_index, u32 index, struct o2lnd_ioc_conn *out)
+{
+	struct o2_ni *ni = o2_ni_by_index(ni_index);
+	struct o2_conn *conn, *found = NULL;
+	unsigned long now = jiffies;
+	u32 n = 0;
+
+	if (!ni)
+		return -ENOENT;
+	spin_lock(&ni->conns_lock);
+	list_for_each_entry(conn, &ni->conns, ni_list) {
+		if (n++ == index)
+			found = conn;
+	}
+	out->count = n;
+	if (found) {
+		conn = found;
+		spin_lock(&conn->lock);
+		out->state = o2_conn_state_uapi(conn->state);
+		out->peer_nid = conn->peer->nid;
+		out->peer_stamp = conn->peer_stamp;
+		out->phase = conn->phase;
+		out->active = conn->active;
+		out->age_ms = jiffies_to_msecs(now - conn->created);
+		if (conn->state == O2_CONN_ACTIVE_CONNECT ||
+		    conn->state == O2_CONN_PASSIVE_WAIT)
+			out->deadline_ms = o2_ms_left(conn->deadline, now);
+		out->queue_depth = conn->cp.queue_depth;
+		out->max_frags = conn->cp.max_frags;
+		out->credits = conn->cr.credits;
+		out->outstanding = conn->cr.outstanding;
+		out->nposted = conn->cr.nposted;
+		out->tx_queued = list_count_nodes(&conn->tx_queue) +
+				 list_count_nodes(&conn->tx_queue_rsrvd);
+		out->reserved_credits = conn->cr.reserved;
+		out->concurrent_sends = conn->cr.concurrent_sends;
+		out->sq_size = conn->cr.sq_size;
+		out->sq_free = conn->cr.sq_size - conn->cr.sq_used;
+		out->noops_posted = conn->cr.noops_posted;
+		out->noops_queued = list_count_nodes(&conn->tx_queue_nocred);
+		out->idle_ms = conn->last_send ?
+			       jiffies_to_msecs(now - conn->last_send) : 0;
+		out->keepalives = conn->keepalives;
+		out->error = conn->error;
+		out->qp_num = conn->qp ? conn->qp->qp_num : 0;
+		out->nrx = conn->rxs ? conn->nrx : 0;
+		spin_unlock(&conn->lock);
+	}
+	spin_unlock(&ni->conns_lock);
+	return found ? 0 : -ENOENT;
+}
+
+/**
+ * o2_peer_close() - PEER_CLOSE: close every conn to @nid
+ * @nid: the peer
+ * @local_nid: the local NI, or O2LND_NID_ANY
+ * @closed: out: conns closed
+ *
+ * Cancels a scheduled reconnect and the backoff too.  Sleeps.
+ *
+ * Return: 0, or -ENOENT when no NI (of @local_nid) knows the peer.
+ */
+int o2_peer_close(u64 nid, u64 local_nid, u32 *closed)
+{
+	struct o2_conn *conn, *found;
+	struct o2_peer *peer;
+	bool known = false;
+	struct o2_ni *ni;
+
+	*closed = 0;
+	list_for_each_entry(ni, &o2_nis, list) {
+		if (local_nid != O2LND_NID_ANY && ni->nid != local_nid)
+			continue;
+		do {
+			found = NULL;
+			spin_lock(&ni->lock);
+			peer = o2_peer_find_locked(ni, nid);
+			if (peer) {
+				known = true;
+				peer->reconnect = false;
+				peer->backoff_ms = 0;
+				o2_peer_update_state(peer);
+				conn = list_first_entry_or_null(&peer->conns,
+								struct o2_conn,
+								peer_list);
+				if (conn) {
+					kref_get(&conn->ref);
+					found = conn;
+				}
+			}
+			spin_unlock(&ni->lock);
+			if (found) {
+				o2_conn_close(found, -ECONNABORTED);
+				o2_conn_put(found);
+				(*closed)++;
+			}
+		} while (found);
+	}
+	return known ? 0 : -ENOENT;
+}
