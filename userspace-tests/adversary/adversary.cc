@@ -1,7 +1,7 @@
 // o2lnd_adversary: a hostile o2iblnd v2 peer.  Runs in a test-bed guest
 // (librdmacm + libibverbs) against an o2lnd listener and records, per case,
-// what it sent, what o2lnd was expected to do (module/wire.c, module/cm.c,
-// module/rx.c) and what it did.
+// what it sent, what o2lnd was expected to do (module/wire.c, module/lnd/cm.c,
+// module/lnd/rx.c) and what it did.
 //
 //   o2lnd_adversary --category malformed|flood|session|bulk --src IP --dst IP
 //                   [--port 987] [--incarnation N] [--queue-depth 8]
@@ -185,7 +185,7 @@ struct Ctx {
   ConnParams ours{8, kMaxFrags, kMaxMsgSize};
 };
 
-// The answer o2_connreq_check() (module/cm.c, with o2_msg_unpack() and
+// The answer o2_connreq_check() (module/lnd/cm.c, with o2_msg_unpack() and
 // o2_connparams_check() of module/wire.c) documents for the private data
 // o2lnd receives.  The IB CM always delivers 56 bytes: a shorter REQ
 // payload arrives zero-padded.

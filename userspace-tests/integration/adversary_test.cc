@@ -5,7 +5,7 @@
 // (rdma_cm binds by address: rxe1 gets its GID), and attacks 192.168.1.1:987
 // with malformed CONNREQs, connect floods, bad messages on established
 // connections and GET_REQs with malformed RDMA descriptors (bulk).  Each case's expectation is what
-// module/cm.c, wire.c and rx.c document; the adversary records per case expected and observed
+// module/lnd/cm.c, wire.c and rx.c document; the adversary records per case expected and observed
 // outcome in the guest's /out, copied to <results>/hostile/ with a summary
 // table adversary.md.
 #include <array>
