@@ -154,14 +154,12 @@ fi
 copy_module_tree() {
 	local d=$1
 	rm -rf "$d"
-	mkdir -p "$d/module/lnet" "$d/module/lnd" "$d/kunit" "$d/scripts"
+	mkdir -p "$d"
 	cp "$TOP/Kbuild" "$d/"
 	cp -r "$TOP/include" "$d/"
-	cp "$TOP"/module/*.[ch] "$d/module/"
-	cp "$TOP"/module/lnet/*.[ch] "$d/module/lnet/"
-	cp "$TOP"/module/lnd/*.[ch] "$d/module/lnd/"
-	cp "$TOP"/kunit/*.[ch] "$d/kunit/"
-	cp "$TOP/scripts/o2-probe.sh" "$d/scripts/"
+	# every layer's folder, whatever their names (module/*/)
+	(cd "$TOP" && cp --parents module/*.[ch] module/*/*.[ch] kunit/*.[ch] \
+		scripts/o2-probe.sh "$d/")
 }
 
 # Runs the scenario binary; each result line gets the wall clock so far.

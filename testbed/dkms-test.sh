@@ -151,14 +151,12 @@ trap cleanup EXIT
 
 # ---------------------------------------------------------------- add/build/install
 t=$SECONDS
-mkdir -p "$SRC/include" "$SRC/module/lnet" "$SRC/module/lnd" "$SRC/kunit" "$SRC/scripts"
+mkdir -p "$SRC/include"
 cp "$TOP/dkms.conf" "$TOP/Kbuild" "$TOP/Makefile" "$SRC/"
-cp "$TOP/scripts/o2-probe.sh" "$SRC/scripts/"
 cp -r "$TOP/include/." "$SRC/include/"
-cp "$TOP"/module/*.[ch] "$SRC/module/"
-cp "$TOP"/module/lnet/*.[ch] "$SRC/module/lnet/"
-cp "$TOP"/module/lnd/*.[ch] "$SRC/module/lnd/"
-cp "$TOP"/kunit/*.[ch] "$SRC/kunit/"
+# every layer's folder, whatever their names (module/*/)
+(cd "$TOP" && cp --parents module/*.[ch] module/*/*.[ch] kunit/*.[ch] \
+	scripts/o2-probe.sh "$SRC/")
 if run dkms add "o2lnd/$ver" && dkms status "o2lnd/$ver" | grep -q "o2lnd/$ver.*: added"; then
 	pass Add
 else
