@@ -48,15 +48,20 @@ MAY_CALL = {
 LAYER = {}
 
 
-def place(path, moddir):
-    """Record the layer of the file at @path (its folder); return its name."""
+def path_layer(path, moddir):
+    """The layer of the file at @path: its folder, main.c being root."""
     rel = os.path.relpath(path, moddir)
     folder = os.path.dirname(rel)
     name = os.path.basename(rel).rsplit(".", 1)[0]
-    layer = FOLDERS.get(folder)
     if folder == "" and name in ROOT:
-        layer = "root"
-    LAYER[name] = layer
+        return "root"
+    return FOLDERS.get(folder)
+
+
+def place(path, moddir):
+    """Record the layer of the file at @path; return its name."""
+    name = os.path.basename(path).rsplit(".", 1)[0]
+    LAYER[name] = path_layer(path, moddir)
     return name
 
 
@@ -170,10 +175,7 @@ def main(argv):
             bad += 1
     for path, header in includes:
         rel = os.path.relpath(path, moddir)
-        folder = os.path.dirname(rel)
-        src = FOLDERS.get(folder)
-        if folder == "" and os.path.basename(rel) == "main.c":
-            src = "root"
+        src = path_layer(path, moddir)
         dst = header_layer(header, moddir)
         if src is None or dst is None or dst == src:
             continue
