@@ -6,15 +6,7 @@
  * dispatching a received LNet message to its owner (ping, selftest,
  * router).
  */
-#include <linux/slab.h>
 #include <linux/ratelimit.h>
-#include <linux/inetdevice.h>
-#include <linux/netdevice.h>
-#include <linux/completion.h>
-#include <linux/mutex.h>
-#include <linux/ktime.h>
-#include <linux/swab.h>
-#include <linux/in.h>
 #include "lnet.h"
 #include "trace.h"
 

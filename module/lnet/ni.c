@@ -8,13 +8,10 @@
 #include <linux/ratelimit.h>
 #include <linux/inetdevice.h>
 #include <linux/netdevice.h>
-#include <linux/completion.h>
 #include <linux/mutex.h>
 #include <linux/ktime.h>
-#include <linux/swab.h>
 #include <linux/in.h>
 #include "lnet.h"
-#include "trace.h"
 
 /* serialises listener destruction between unload and device removal */
 DEFINE_MUTEX(o2_nis_mutex);

@@ -5,16 +5,11 @@
  * REPLY carrying our ping info).
  */
 #include <linux/slab.h>
-#include <linux/ratelimit.h>
-#include <linux/inetdevice.h>
-#include <linux/netdevice.h>
 #include <linux/completion.h>
 #include <linux/mutex.h>
 #include <linux/ktime.h>
 #include <linux/swab.h>
-#include <linux/in.h>
 #include "lnet.h"
-#include "trace.h"
 
 #define O2_PING_BUF_SIZE (sizeof(struct o2_ping_info) + \
 			  O2LND_PING_MAX_IDS * sizeof(struct o2_ping_ni))

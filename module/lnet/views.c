@@ -3,17 +3,8 @@
  * o2lnd: the ioctl views of LNet's objects (NET_SHOW, PEER_SHOW,
  * CONN_SHOW) and PEER_CLOSE, read under the locks that guard each object.
  */
-#include <linux/slab.h>
-#include <linux/ratelimit.h>
-#include <linux/inetdevice.h>
-#include <linux/netdevice.h>
-#include <linux/completion.h>
 #include <linux/mutex.h>
-#include <linux/ktime.h>
-#include <linux/swab.h>
-#include <linux/in.h>
 #include "lnet.h"
-#include "trace.h"
 
 /**
  * o2_ni_stats() - fill NET_SHOW output for @ni
