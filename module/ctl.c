@@ -460,13 +460,14 @@ static const struct o2_ctl_cmd o2_ctl_cmds[] = {
 static int o2_ctl_copy_in(const struct o2_ctl_cmd *c, void *karg,
 			  void __user *uarg, u32 *usize)
 {
-	struct o2lnd_ioc_hdr __user *uhdr = uarg;
 	struct o2lnd_ioc_hdr *hdr = karg;
 	u32 size;
 	int rc;
 
-	if (get_user(size, &uhdr->size))
+	/* the whole header first: an unreadable one is -EFAULT */
+	if (copy_from_user(hdr, uarg, sizeof(*hdr)))
 		return -EFAULT;
+	size = hdr->size;
 	if (size < c->min_size || size % 8)
 		return -EINVAL;
 	if (size > O2LND_IOC_MAX_SIZE)
