@@ -24,22 +24,23 @@
 #include "o2lnd.h"
 
 /*
- * The wire layout of every counter list is the one ABI 5 published: the
- * first counter of each list at its old offset, the sizes unchanged.
+ * The wire layout is the one ABI 5 published: the first counter of each
+ * list at its old offset, no struct smaller than its VER0 size (a struct
+ * may grow at its end: a new counter is a new last line of its list).
  */
 static_assert(sizeof(struct o2lnd_ioc_version) == O2LND_IOC_VERSION_SIZE_VER1);
 static_assert(offsetof(struct o2lnd_ioc_version, abi_version_min) ==
 	      O2LND_IOC_VERSION_SIZE_VER0);
-static_assert(sizeof(struct o2lnd_ioc_ping) == O2LND_IOC_PING_SIZE_VER0);
-static_assert(sizeof(struct o2lnd_ioc_net) == O2LND_IOC_NET_SIZE_VER0);
-static_assert(sizeof(struct o2lnd_ioc_peer) == O2LND_IOC_PEER_SIZE_VER0);
-static_assert(sizeof(struct o2lnd_ioc_conn) == O2LND_IOC_CONN_SIZE_VER0);
-static_assert(sizeof(struct o2lnd_ioc_peer_close) ==
+static_assert(sizeof(struct o2lnd_ioc_ping) >= O2LND_IOC_PING_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_net) >= O2LND_IOC_NET_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_peer) >= O2LND_IOC_PEER_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_conn) >= O2LND_IOC_CONN_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_peer_close) >=
 	      O2LND_IOC_PEER_CLOSE_SIZE_VER0);
-static_assert(sizeof(struct o2lnd_ioc_fault) == O2LND_IOC_FAULT_SIZE_VER0);
-static_assert(sizeof(struct o2lnd_ioc_brw) == O2LND_IOC_BRW_SIZE_VER0);
-static_assert(sizeof(struct o2lnd_ioc_route) == O2LND_IOC_ROUTE_SIZE_VER0);
-static_assert(sizeof(struct o2lnd_ioc_routing) ==
+static_assert(sizeof(struct o2lnd_ioc_fault) >= O2LND_IOC_FAULT_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_brw) >= O2LND_IOC_BRW_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_route) >= O2LND_IOC_ROUTE_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_routing) >=
 	      O2LND_IOC_ROUTING_SIZE_VER0);
 static_assert(offsetof(struct o2lnd_ioc_net, send_count) == 176);
 static_assert(offsetof(struct o2lnd_ioc_net, tx_timeouts) == 288);

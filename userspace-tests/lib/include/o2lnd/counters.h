@@ -77,18 +77,19 @@ void visit_routing_counters(const T& x, F&& f) {
 }
 
 // The wire layout the lists generate is ABI 5's (old userspace keeps
-// working): the sizes and the first counter of each list where they were.
+// working): the first counter of each list where it was, no struct below
+// its VER0 size (structs only grow at their end).
 static_assert(sizeof(o2lnd_ioc_version) == O2LND_IOC_VERSION_SIZE_VER1);
 static_assert(offsetof(o2lnd_ioc_version, abi_version_min) == O2LND_IOC_VERSION_SIZE_VER0);
-static_assert(sizeof(o2lnd_ioc_ping) == O2LND_IOC_PING_SIZE_VER0);
-static_assert(sizeof(o2lnd_ioc_net) == O2LND_IOC_NET_SIZE_VER0);
-static_assert(sizeof(o2lnd_ioc_peer) == O2LND_IOC_PEER_SIZE_VER0);
-static_assert(sizeof(o2lnd_ioc_conn) == O2LND_IOC_CONN_SIZE_VER0);
-static_assert(sizeof(o2lnd_ioc_peer_close) == O2LND_IOC_PEER_CLOSE_SIZE_VER0);
-static_assert(sizeof(o2lnd_ioc_fault) == O2LND_IOC_FAULT_SIZE_VER0);
-static_assert(sizeof(o2lnd_ioc_brw) == O2LND_IOC_BRW_SIZE_VER0);
-static_assert(sizeof(o2lnd_ioc_route) == O2LND_IOC_ROUTE_SIZE_VER0);
-static_assert(sizeof(o2lnd_ioc_routing) == O2LND_IOC_ROUTING_SIZE_VER0);
+static_assert(sizeof(o2lnd_ioc_ping) >= O2LND_IOC_PING_SIZE_VER0);
+static_assert(sizeof(o2lnd_ioc_net) >= O2LND_IOC_NET_SIZE_VER0);
+static_assert(sizeof(o2lnd_ioc_peer) >= O2LND_IOC_PEER_SIZE_VER0);
+static_assert(sizeof(o2lnd_ioc_conn) >= O2LND_IOC_CONN_SIZE_VER0);
+static_assert(sizeof(o2lnd_ioc_peer_close) >= O2LND_IOC_PEER_CLOSE_SIZE_VER0);
+static_assert(sizeof(o2lnd_ioc_fault) >= O2LND_IOC_FAULT_SIZE_VER0);
+static_assert(sizeof(o2lnd_ioc_brw) >= O2LND_IOC_BRW_SIZE_VER0);
+static_assert(sizeof(o2lnd_ioc_route) >= O2LND_IOC_ROUTE_SIZE_VER0);
+static_assert(sizeof(o2lnd_ioc_routing) >= O2LND_IOC_ROUTING_SIZE_VER0);
 static_assert(offsetof(o2lnd_ioc_net, send_count) == 176);
 static_assert(offsetof(o2lnd_ioc_net, tx_timeouts) == 288);
 static_assert(offsetof(o2lnd_ioc_net, rdma_bytes) == 352);
