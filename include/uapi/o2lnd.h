@@ -3,14 +3,61 @@
  * o2lnd: the userspace ABI of the o2lnd kernel module.
  *
  * This is the only header shared by the kernel module and userspace.
- * Every ioctl argument is a fixed-size struct that starts with
- * struct o2lnd_ioc_hdr.  The kernel checks, on every call:
- *   - hdr.abi_version == O2LND_ABI_VERSION       (else -EPROTO)
- *   - hdr.size == sizeof(the struct of that cmd)  (else -EINVAL)
- *   - hdr.flags == 0 and every reserved/pad field that is an input is 0
- *                                                  (else -EINVAL)
- * except O2LND_IOC_VERSION, which only checks hdr.size so that any
- * userspace can learn the module's ABI before it speaks.
+ * Every ioctl argument is a struct that starts with struct o2lnd_ioc_hdr.
+ *
+ * Commands.  The module dispatches on _IOC_TYPE(cmd) == O2LND_IOC_MAGIC
+ * and _IOC_NR(cmd) only; the direction and size bits of cmd are ignored
+ * (the O2LND_IOC_* macros still encode the current struct, for strace).
+ * hdr.size, not the command, says how large the caller's struct is.  An
+ * unknown type or number is -ENOTTY.
+ *
+ * Sizes: the structs are size-extensible, as openat2(2)'s and clone3(2)'s
+ * are.  A struct only ever grows at its end, by whole 8-byte words; the
+ * size it was first published with is O2LND_IOC_<CMD>_SIZE_VER0.  The
+ * module reads hdr.size bytes and
+ *   - hdr.size below the VER0 size of the command, or not a multiple
+ *     of 8                                         -EINVAL
+ *   - hdr.size above O2LND_IOC_MAX_SIZE            -E2BIG
+ *   - a smaller (older) struct: the fields it lacks read as 0
+ *   - a larger (newer) struct: the bytes the module does not know must be
+ *     0, else -E2BIG (they would be inputs it cannot honour)
+ * and writes back min(hdr.size, its own size) bytes, with hdr.size set to
+ * that many: a newer caller learns which of its fields were filled.
+ *
+ * Versions: hdr.abi_version is the ABI the caller was built for.  The
+ * module accepts every ABI from O2LND_ABI_VERSION_MIN to its
+ * O2LND_ABI_VERSION (else -EPROTO) and answers each in the layout of that
+ * struct's size; the reply's hdr.abi_version is the module's.  ABI 6 made
+ * the structs size-extensible; ABI 5 callers use the VER0 sizes, which are
+ * the ABI 5 structs byte for byte.  A new ABI adds fields and commands,
+ * never changes one.
+ *
+ * Then, on every call, hdr.flags == 0, hdr.reserved == 0 and every
+ * reserved/pad field that is an input is 0 (else -EINVAL).
+ *
+ * O2LND_IOC_VERSION answers anyone: it checks only the size rules above
+ * (no abi_version, flags, reserved or unknown-tail check; it has no
+ * inputs), so any userspace can learn the module's ABI range before it
+ * speaks.
+ *
+ * Order: a command needing CAP_NET_ADMIN is -EPERM before its argument is
+ * read; then an unreadable header is -EFAULT, the size rules apply
+ * (-EINVAL, -E2BIG), the rest of the struct is read (-EFAULT, or -E2BIG
+ * for an unknown nonzero tail), then abi_version (-EPROTO), flags and
+ * reserved (-EINVAL), then the command's own checks.  A refused call
+ * writes nothing back.
+ *
+ * Counters: the counters of a struct come from one list in
+ * o2lnd_counters.h, e.g. O2LND_NI_COUNTERS(X), of entries
+ * X(type, name, view, key, doc): the uapi
+ * type and field name, where o2ctl prints it (view: see each list), its
+ * YAML key and what it counts.  The kernel's counter storage and fill, the
+ * library's structs and decoders, o2ctl's YAML and the man page test are
+ * generated from the lists.  A struct's lists are given by the ABI that
+ * added them (..._ABI1, _ABI3, ...) because fields of other kinds sit
+ * between them; a new counter is a new last line of the list at the end
+ * of its struct (the _TAIL list where no counter ends the struct), is
+ * __u64, and the man page documents its key.
  *
  * All fields are naturally aligned, explicit padding is named, and every
  * struct size is a multiple of 8, so the layout is the same for 32- and
@@ -22,8 +69,11 @@
 
 #include <linux/types.h>
 #include <linux/ioctl.h>
+#include "o2lnd_counters.h"
 
-#define O2LND_ABI_VERSION	5
+#define O2LND_ABI_VERSION	6
+#define O2LND_ABI_VERSION_MIN	5	/* the oldest ABI the module accepts */
+#define O2LND_IOC_MAX_SIZE	4096	/* larger hdr.size: -E2BIG */
 #define O2LND_DEV_NAME		"o2lnd"		/* /dev/o2lnd */
 
 /* LNet network types (lnd types) used in NIDs */
@@ -43,8 +93,9 @@
 
 /**
  * struct o2lnd_ioc_hdr - common header of every ioctl argument
- * @abi_version: O2LND_ABI_VERSION of the caller
- * @size: sizeof() the whole argument struct
+ * @abi_version: in: O2LND_ABI_VERSION of the caller; out: the module's
+ * @size: in: sizeof() the caller's whole argument struct; out: the bytes
+ *	the module wrote back
  * @flags: must be 0
  * @reserved: must be 0
  */
@@ -57,16 +108,21 @@ struct o2lnd_ioc_hdr {
 
 /**
  * struct o2lnd_ioc_version - O2LND_IOC_VERSION
- * @hdr: header; only @hdr.size is checked
+ * @hdr: header; only the size rules apply
  * @abi_version: out: the module's O2LND_ABI_VERSION
  * @pad: out: 0
  * @module_version: out: NUL-terminated module version string
+ * @abi_version_min: out (ABI 6): the oldest ABI the module accepts
+ *	(O2LND_ABI_VERSION_MIN); absent from an ABI 5 module's reply
+ * @pad2: out: 0
  */
 struct o2lnd_ioc_version {
 	struct o2lnd_ioc_hdr hdr;
 	__u32 abi_version;
 	__u32 pad;
 	char module_version[O2LND_VERSION_LEN];
+	__u32 abi_version_min;
+	__u32 pad2;
 };
 
 /**
@@ -194,16 +250,9 @@ struct o2lnd_ioc_net {
 	__u32 nconns;
 	__u32 nconns_established;
 	__u32 pad2;
-	__u64 send_count;
-	__u64 recv_count;
-	__u64 drop_count;
-	__u64 send_bytes;
-	__u64 recv_bytes;
-	__u64 connects_active;
-	__u64 connects_passive;
-	__u64 rejects_sent;
-	__u64 rejects_received;
-	__u64 error_count;
+
+	O2LND_NI_COUNTERS_ABI1(O2LND_COUNTER_FIELD)
+
 	__s32 tx_credits;
 	__s32 tx_credits_min;
 	__u32 tx_queued;
@@ -212,10 +261,9 @@ struct o2lnd_ioc_net {
 	__u32 peer_credits_hiw;
 	__u32 concurrent_sends;
 	__u32 keepalive_s;
-	__u64 tx_timeouts;
-	__u64 tx_no_credit_drops;
-	__u64 keepalives;
-	__u64 early_replies;
+
+	O2LND_NI_COUNTERS_ABI3(O2LND_COUNTER_FIELD)
+
 	__u32 max_immediate;
 	__u32 max_frags;
 	__u32 mr_pool_size;
@@ -223,8 +271,8 @@ struct o2lnd_ioc_net {
 	__u32 mr_max_pages;
 	__u32 cksum;
 	__u64 mr_recovered;
-	__u64 rdma_bytes;
-	__u64 bulk_errors;
+
+	O2LND_NI_COUNTERS_ABI4(O2LND_COUNTER_FIELD)
 };
 
 /*
@@ -330,26 +378,21 @@ struct o2lnd_ioc_peer {
 	__u64 nid;
 	__u64 incarnation;
 	__u32 conns[8];
-	__u32 races_received;
-	__u32 races_sent;
-	__u32 connects;
-	__u32 connect_failures;
-	__u32 rejects_sent;
-	__u32 rejects_received;
+
+	O2LND_PEER_EVENTS_ABI1(O2LND_COUNTER_FIELD)
+
 	__s32 last_error;
 	__u32 last_reject;
 	__u32 next_retry_ms;
 	__u32 backoff_ms;
 	__u32 tx_queued;
-	__u32 stale_closes;
-	__u32 phase_timeouts;
+
+	O2LND_PEER_EVENTS_ABI2(O2LND_COUNTER_FIELD)
+
 	__u32 pad;
-	__u64 send_count;
-	__u64 recv_count;
-	__u64 drop_count;
-	__u64 error_count;
-	__u64 send_bytes;
-	__u64 recv_bytes;
+
+	O2LND_PEER_TRAFFIC_ABI2(O2LND_COUNTER_FIELD)
+
 	__s32 tx_credits;
 	__u32 tx_credits_max;
 	__s32 tx_credits_min;
@@ -358,11 +401,15 @@ struct o2lnd_ioc_peer {
 	__u32 failures;
 	__u32 downs;
 	__u32 alive_ms;
-	__u64 tx_timeouts;
+
+	O2LND_PEER_TRAFFIC_ABI3(O2LND_COUNTER_FIELD)
+
 	__s32 rtr_credits;
 	__u32 rtr_credits_max;
 	__s32 rtr_credits_min;
 	__u32 rtr_queued;
+
+	O2LND_PEER_COUNTERS_TAIL(O2LND_COUNTER_FIELD)
 };
 
 /**
@@ -432,7 +479,8 @@ struct o2lnd_ioc_conn {
 	__u32 noops_posted;
 	__u32 noops_queued;
 	__u32 idle_ms;
-	__u32 keepalives;
+
+	O2LND_CONN_COUNTERS(O2LND_COUNTER_FIELD)
 };
 
 /**
@@ -642,8 +690,8 @@ struct o2lnd_ioc_route {
 	__u64 gateway;
 	__u32 priority;
 	__u32 gw_health;
-	__u64 sent;
-	__u64 dropped;
+
+	O2LND_ROUTE_COUNTERS(O2LND_COUNTER_FIELD)
 };
 
 /* router buffer pools, as LNet's: payload 0, up to a page, up to 1 MiB */
@@ -701,14 +749,26 @@ struct o2lnd_ioc_routing {
 	__u32 waiting_max;
 	__u32 held_rx;
 	struct o2lnd_rtr_pool pools[O2LND_RTR_NPOOLS];
-	__u64 forwarded;
-	__u64 forwarded_bytes;
-	__u64 dropped_no_route;
-	__u64 dropped_down;
-	__u64 dropped_timeout;
-	__u64 dropped_closed;
-	__u64 dropped_error;
+
+	O2LND_ROUTING_COUNTERS(O2LND_COUNTER_FIELD)
 };
+
+/*
+ * The sizes each struct was first published with (ABI 5): the smallest
+ * hdr.size a command accepts.  A struct that grows keeps its VER0 and
+ * gets a _VER1 beside it.
+ */
+#define O2LND_IOC_VERSION_SIZE_VER0	56
+#define O2LND_IOC_VERSION_SIZE_VER1	64	/* ABI 6: abi_version_min */
+#define O2LND_IOC_PING_SIZE_VER0	312
+#define O2LND_IOC_NET_SIZE_VER0		368
+#define O2LND_IOC_PEER_SIZE_VER0	240
+#define O2LND_IOC_CONN_SIZE_VER0	136
+#define O2LND_IOC_PEER_CLOSE_SIZE_VER0	40
+#define O2LND_IOC_FAULT_SIZE_VER0	80
+#define O2LND_IOC_BRW_SIZE_VER0		72
+#define O2LND_IOC_ROUTE_SIZE_VER0	64
+#define O2LND_IOC_ROUTING_SIZE_VER0	168
 
 #define O2LND_IOC_MAGIC		0xb2
 

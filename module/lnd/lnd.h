@@ -196,7 +196,8 @@ struct o2_bulk_owner {
  * @conns_lock: protects @conns
  * @conns: every conn of the NI from allocation to release, whatever its
  *	state (so zombies stay visible)
- * @stats: counters reported by NET_SHOW
+ * @stats: counters reported by NET_SHOW: one per O2LND_NI_COUNTERS entry,
+ *	of the same name (ctl.c fills them by that list)
  */
 struct o2_ni {
 	struct list_head list;
@@ -278,8 +279,8 @@ struct o2_ni {
  *	a success)
  * @last_error: errno of the last failure
  * @last_reject: reason of the last reject received
- * @n: counters for PEER_SHOW (ni->lock)
- * @st: traffic counters for PEER_SHOW (atomic, no lock)
+ * @n: the __u32 counters of O2LND_PEER_COUNTERS, same names (ni->lock)
+ * @st: its __u64 counters, same names (atomic, no lock)
  */
 struct o2_peer {
 	struct hlist_node node;
@@ -400,7 +401,7 @@ struct o2_txbuf {
  * @last_send: jiffies of the last Send posted (keepalive)
  * @send_progress: jiffies of the last send completion, or of the post
  *	that found no send in flight (o2_sends_stalled())
- * @keepalives: keepalive NOOPs sent
+ * @keepalives: keepalive NOOPs sent (O2LND_CONN_COUNTERS, @lock)
  * @rtr_held: receive buffers held by messages waiting for a router
  *	buffer or being copied out of one; teardown waits for 0, which
  *	o2_rtr_conn_closed() makes immediate

@@ -1,68 +1,196 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * o2lnd: the control device /dev/o2lnd and its ioctls (see
- * include/uapi/o2lnd.h for the rules enforced here).  Views and ping need
- * no capability (what an unprivileged lctl may do); PEER_CLOSE and the
- * fault rules need CAP_NET_ADMIN, checked before the argument is read.
- * Every reply is built in a zeroed kernel buffer, so no padding or stale
- * memory reaches userspace.
+ * include/uapi/o2lnd.h for the rules enforced here).  One table,
+ * o2_ctl_cmds[], indexed by the command number, says for every command its
+ * handler, the smallest size it accepts (the struct's first published
+ * size), the kernel's size, whether it needs CAP_NET_ADMIN and whether it
+ * answers any ABI (VERSION); o2_ctl_ioctl() applies the rules of the uapi
+ * header from it and the handlers see only a checked, zero-extended
+ * kernel copy of the argument, which they turn into the reply in place.
+ * Views and ping need no capability (what an unprivileged lctl may do);
+ * PEER_CLOSE and the fault rules need CAP_NET_ADMIN, checked before the
+ * argument is read.  Every reply is built in a zeroed kernel buffer, so
+ * no padding or stale memory reaches userspace.
  */
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
 #include <linux/uaccess.h>
 #include <linux/slab.h>
 #include <linux/capability.h>
+#include <linux/build_bug.h>
+#include <linux/stddef.h>
+#include <linux/nospec.h>
 #include "lnet.h"
 
-/* Copy in the whole argument and check the common header. */
-static int o2_ctl_copy_in(void *karg, size_t size, void __user *uarg,
-			  bool check_abi)
+/*
+ * The wire layout is the one ABI 5 published: the first counter of each
+ * list at its old offset, no struct smaller than its VER0 size (a struct
+ * may grow at its end: a new counter is a new last line of its list).
+ */
+static_assert(sizeof(struct o2lnd_ioc_version) == O2LND_IOC_VERSION_SIZE_VER1);
+static_assert(offsetof(struct o2lnd_ioc_version, abi_version_min) ==
+	      O2LND_IOC_VERSION_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_ping) >= O2LND_IOC_PING_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_net) >= O2LND_IOC_NET_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_peer) >= O2LND_IOC_PEER_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_conn) >= O2LND_IOC_CONN_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_peer_close) >=
+	      O2LND_IOC_PEER_CLOSE_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_fault) >= O2LND_IOC_FAULT_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_brw) >= O2LND_IOC_BRW_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_route) >= O2LND_IOC_ROUTE_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_routing) >=
+	      O2LND_IOC_ROUTING_SIZE_VER0);
+static_assert(offsetof(struct o2lnd_ioc_net, send_count) == 176);
+static_assert(offsetof(struct o2lnd_ioc_net, tx_timeouts) == 288);
+static_assert(offsetof(struct o2lnd_ioc_net, rdma_bytes) == 352);
+static_assert(offsetof(struct o2lnd_ioc_peer, races_received) == 80);
+static_assert(offsetof(struct o2lnd_ioc_peer, stale_closes) == 124);
+static_assert(offsetof(struct o2lnd_ioc_peer, send_count) == 136);
+static_assert(offsetof(struct o2lnd_ioc_peer, tx_timeouts) == 216);
+static_assert(offsetof(struct o2lnd_ioc_conn, keepalives) == 132);
+static_assert(offsetof(struct o2lnd_ioc_route, sent) == 48);
+static_assert(offsetof(struct o2lnd_ioc_routing, forwarded) == 112);
+
+/*
+ * ---- counters, from the uapi lists ----
+ *
+ * For each list, tables in its order: where each counter is in the uapi
+ * struct (and its size), and where the kernel keeps it (and its size: an
+ * atomic64_t or a u32).  A counter the kernel does not keep under the
+ * list's name does not compile.
+ */
+struct o2_ctl_ctr {
+	u16 off;
+	u16 size;
+};
+
+struct o2_ctl_ctrs {
+	const struct o2_ctl_ctr *uapi;
+	const u16 *koff;
+	const u8 *ksize;
+	unsigned int n;
+};
+
+static void o2_ctl_counters(void *out, const void *obj,
+			    const struct o2_ctl_ctrs *t)
 {
-	struct o2lnd_ioc_hdr *hdr = karg;
+	const void *k;
+	unsigned int i;
+	u64 v;
 
-	if (copy_from_user(karg, uarg, size))
-		return -EFAULT;
-	if (hdr->size != size)
-		return -EINVAL;
-	if (!check_abi)
-		return 0;
-	if (hdr->abi_version != O2LND_ABI_VERSION)
-		return -EPROTO;
-	if (hdr->flags || hdr->reserved)
-		return -EINVAL;
-	return 0;
-}
-
-static int o2_ctl_copy_out(void __user *uarg, void *karg, size_t size)
-{
-	return copy_to_user(uarg, karg, size) ? -EFAULT : 0;
-}
-
-static void o2_ctl_hdr_out(struct o2lnd_ioc_hdr *hdr, size_t size)
-{
-	hdr->abi_version = O2LND_ABI_VERSION;
-	hdr->size = size;
-}
-
-static long o2_ctl_version(void __user *uarg)
-{
-	struct o2lnd_ioc_version *v;
-	long rc;
-
-	v = kzalloc(sizeof(*v), GFP_KERNEL);
-	if (!v)
-		return -ENOMEM;
-	rc = o2_ctl_copy_in(v, sizeof(*v), uarg, false);
-	if (!rc) {
-		memset(v, 0, sizeof(*v));
-		o2_ctl_hdr_out(&v->hdr, sizeof(*v));
-		v->abi_version = O2LND_ABI_VERSION;
-		strscpy(v->module_version, O2_VERSION,
-			sizeof(v->module_version));
-		rc = o2_ctl_copy_out(uarg, v, sizeof(*v));
+	for (i = 0; i < t->n; i++) {
+		k = obj + t->koff[i];
+		if (t->ksize[i] == sizeof(atomic64_t))
+			v = atomic64_read(k);
+		else
+			v = READ_ONCE(*(const u32 *)k);
+		if (t->uapi[i].size == sizeof(u64))
+			*(u64 *)(out + t->uapi[i].off) = v;
+		else
+			*(u32 *)(out + t->uapi[i].off) = v;
 	}
-	kfree(v);
-	return rc;
+}
+
+/* the tables <p>_u, <p>_ko and <p>_ks of a list */
+#define O2_CTL_CTRS(p)							\
+	{ .uapi = p##_u, .koff = p##_ko, .ksize = p##_ks,		\
+	  .n = ARRAY_SIZE(p##_u) }
+
+#define O2_NI_U(type, name, view, key, doc)				\
+	{ offsetof(struct o2lnd_ioc_net, name), sizeof(type) },
+#define O2_NI_KO(type, name, view, key, doc)				\
+	offsetof(struct o2_ni, stats.name),
+#define O2_NI_KS(type, name, view, key, doc)				\
+	sizeof_field(struct o2_ni, stats.name),
+
+static const struct o2_ctl_ctr o2_ni_u[] = { O2LND_NI_COUNTERS(O2_NI_U) };
+static const u16 o2_ni_ko[] = { O2LND_NI_COUNTERS(O2_NI_KO) };
+static const u8 o2_ni_ks[] = { O2LND_NI_COUNTERS(O2_NI_KS) };
+static const struct o2_ctl_ctrs o2_ni_ctrs = O2_CTL_CTRS(o2_ni);
+
+/* a peer keeps its __u32 counters in @n, its __u64 ones in @st */
+#define O2_PEER_BLK___u32	n
+#define O2_PEER_BLK___u64	st
+#define O2_PEER_KO_IN(blk, name)	offsetof(struct o2_peer, blk.name)
+#define O2_PEER_KS_IN(blk, name)	sizeof_field(struct o2_peer, blk.name)
+#define O2_PEER_U(type, name, view, key, doc)				\
+	{ offsetof(struct o2lnd_ioc_peer, name), sizeof(type) },
+#define O2_PEER_KO(type, name, view, key, doc)				\
+	O2_PEER_KO_IN(O2_PEER_BLK_##type, name),
+#define O2_PEER_KS(type, name, view, key, doc)				\
+	O2_PEER_KS_IN(O2_PEER_BLK_##type, name),
+
+static const struct o2_ctl_ctr o2_peer_u[] = {
+	O2LND_PEER_COUNTERS(O2_PEER_U)
+};
+
+static const u16 o2_peer_ko[] = { O2LND_PEER_COUNTERS(O2_PEER_KO) };
+static const u8 o2_peer_ks[] = { O2LND_PEER_COUNTERS(O2_PEER_KS) };
+static const struct o2_ctl_ctrs o2_peer_ctrs =
+	O2_CTL_CTRS(o2_peer);
+
+#define O2_CONN_U(type, name, view, key, doc)				\
+	{ offsetof(struct o2lnd_ioc_conn, name), sizeof(type) },
+#define O2_CONN_KO(type, name, view, key, doc)				\
+	offsetof(struct o2_conn, name),
+#define O2_CONN_KS(type, name, view, key, doc)				\
+	sizeof_field(struct o2_conn, name),
+
+static const struct o2_ctl_ctr o2_conn_u[] = {
+	O2LND_CONN_COUNTERS(O2_CONN_U)
+};
+
+static const u16 o2_conn_ko[] = { O2LND_CONN_COUNTERS(O2_CONN_KO) };
+static const u8 o2_conn_ks[] = { O2LND_CONN_COUNTERS(O2_CONN_KS) };
+static const struct o2_ctl_ctrs o2_conn_ctrs =
+	O2_CTL_CTRS(o2_conn);
+
+static void o2_ctl_ni_counters(struct o2_ni *ni, struct o2lnd_ioc_net *out)
+{
+	o2_ctl_counters(out, ni, &o2_ni_ctrs);
+}
+
+/**
+ * o2_ctl_peer_counters() - fill the O2LND_PEER_COUNTERS of PEER_SHOW
+ * @peer: the peer (its NI's lock held: the __u32 counters)
+ * @out: the reply
+ */
+void o2_ctl_peer_counters(const struct o2_peer *peer,
+			  struct o2lnd_ioc_peer *out)
+{
+	o2_ctl_counters(out, peer, &o2_peer_ctrs);
+}
+
+/**
+ * o2_ctl_conn_counters() - fill the O2LND_CONN_COUNTERS of CONN_SHOW
+ * @conn: the conn (its lock held)
+ * @out: the reply
+ */
+void o2_ctl_conn_counters(const struct o2_conn *conn,
+			  struct o2lnd_ioc_conn *out)
+{
+	o2_ctl_counters(out, conn, &o2_conn_ctrs);
+}
+
+/* ---- handlers: @arg is the checked, zero-extended kernel copy ---- */
+
+static void o2_ctl_clear(void *arg, size_t size)
+{
+	memset(arg + sizeof(struct o2lnd_ioc_hdr), 0,
+	       size - sizeof(struct o2lnd_ioc_hdr));
+}
+
+static long o2_ctl_version(void *arg)
+{
+	struct o2lnd_ioc_version *v = arg;
+
+	o2_ctl_clear(v, sizeof(*v));
+	v->abi_version = O2LND_ABI_VERSION;
+	v->abi_version_min = O2LND_ABI_VERSION_MIN;
+	strscpy(v->module_version, O2_VERSION, sizeof(v->module_version));
+	return 0;
 }
 
 /*
@@ -70,19 +198,12 @@ static long o2_ctl_version(void __user *uarg)
  * NID_ANY and not one of our NIDs -EINVAL; src_nid on another network
  * than the target, or no NI on the target's network -EHOSTUNREACH.
  */
-static long o2_ctl_ping(void __user *uarg)
+static long o2_ctl_ping(void *arg)
 {
-	struct o2lnd_ioc_ping *p;
+	struct o2lnd_ioc_ping *p = arg;
 	u64 nid, src;
 	u32 timeout, max_ids;
-	long rc;
 
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
-	if (!p)
-		return -ENOMEM;
-	rc = o2_ctl_copy_in(p, sizeof(*p), uarg, true);
-	if (rc)
-		goto out;
 	nid = p->nid;
 	src = p->src_nid;
 	timeout = p->timeout_ms ? p->timeout_ms : O2LND_PING_TIMEOUT_DEFAULT_MS;
@@ -90,22 +211,14 @@ static long o2_ctl_ping(void __user *uarg)
 	if (nid == O2LND_NID_ANY ||
 	    o2_net_type(o2_nid_net(nid)) != O2LND_NET_TYPE_O2IB ||
 	    timeout > O2LND_PING_TIMEOUT_MAX_MS ||
-	    !max_ids || max_ids > O2LND_PING_MAX_IDS) {
-		rc = -EINVAL;
-		goto out;
-	}
-	memset(p, 0, sizeof(*p));
-	o2_ctl_hdr_out(&p->hdr, sizeof(*p));
+	    !max_ids || max_ids > O2LND_PING_MAX_IDS)
+		return -EINVAL;
+	o2_ctl_clear(p, sizeof(*p));
 	p->nid = nid;
 	p->src_nid = src;
 	p->timeout_ms = timeout;
 	p->max_ids = max_ids;
-	rc = o2_ping(nid, src, timeout, p);
-	if (!rc)
-		rc = o2_ctl_copy_out(uarg, p, sizeof(*p));
-out:
-	kfree(p);
-	return rc;
+	return o2_ping(nid, src, timeout, p);
 }
 
 /*
@@ -113,15 +226,11 @@ out:
  * flags, nonzero pad, timeout above the maximum, a target that is not
  * o2ib: -EINVAL; then what o2_brw() returns.
  */
-static long o2_ctl_brw(void __user *uarg)
+static long o2_ctl_brw(void *arg)
 {
-	struct o2lnd_ioc_brw a, out;
+	struct o2lnd_ioc_brw *b = arg, a = *b;
 	u32 timeout;
-	long rc;
 
-	rc = o2_ctl_copy_in(&a, sizeof(a), uarg, true);
-	if (rc)
-		return rc;
 	timeout = a.timeout_ms ? a.timeout_ms : O2LND_PING_TIMEOUT_DEFAULT_MS;
 	if ((a.op != O2LND_BRW_WRITE && a.op != O2LND_BRW_READ) ||
 	    a.size > O2LND_BRW_MAX_SIZE || (a.flags & ~O2LND_BRW_F_CHECK) ||
@@ -129,256 +238,299 @@ static long o2_ctl_brw(void __user *uarg)
 	    a.nid == O2LND_NID_ANY ||
 	    o2_net_type(o2_nid_net(a.nid)) != O2LND_NET_TYPE_O2IB)
 		return -EINVAL;
-	memset(&out, 0, sizeof(out));
-	o2_ctl_hdr_out(&out.hdr, sizeof(out));
-	out.nid = a.nid;
-	out.src_nid = a.src_nid;
-	out.op = a.op;
-	out.size = a.size;
-	out.timeout_ms = timeout;
-	out.flags = a.flags;
-	out.seed = a.seed;
-	rc = o2_brw(a.nid, a.src_nid, a.op, a.size, timeout, a.flags, a.seed,
-		    &out);
-	if (!rc)
-		rc = o2_ctl_copy_out(uarg, &out, sizeof(out));
-	return rc;
+	o2_ctl_clear(b, sizeof(*b));
+	b->nid = a.nid;
+	b->src_nid = a.src_nid;
+	b->op = a.op;
+	b->size = a.size;
+	b->timeout_ms = timeout;
+	b->flags = a.flags;
+	b->seed = a.seed;
+	return o2_brw(a.nid, a.src_nid, a.op, a.size, timeout, a.flags, a.seed,
+		      b);
 }
 
-static long o2_ctl_net_show(void __user *uarg)
+static long o2_ctl_net_show(void *arg)
 {
-	struct o2lnd_ioc_net *n;
+	struct o2lnd_ioc_net *n = arg;
+	u32 index = n->index;
 	struct o2_ni *ni;
-	u32 index;
-	long rc;
 
-	n = kzalloc(sizeof(*n), GFP_KERNEL);
-	if (!n)
-		return -ENOMEM;
-	rc = o2_ctl_copy_in(n, sizeof(*n), uarg, true);
-	if (rc)
-		goto out;
-	index = n->index;
+	o2_ctl_clear(n, sizeof(*n));
+	n->index = index;
 	if (index == 0) {
 		/* LNet always lists the loopback NI 0@lo first. */
-		memset(n, 0, sizeof(*n));
-		o2_ctl_hdr_out(&n->hdr, sizeof(*n));
 		n->count = o2_nnis + 1;
 		n->nid = O2LND_LO_NID;
 		n->status = O2LND_NI_STATUS_UP;
 		strscpy(n->net, "lo", sizeof(n->net));
-		rc = o2_ctl_copy_out(uarg, n, sizeof(*n));
-		goto out;
+		return 0;
 	}
-	rc = -ENOENT;
 	list_for_each_entry(ni, &o2_nis, list) {
 		if (ni->index != index - 1)
 			continue;
-		memset(n, 0, sizeof(*n));
-		o2_ctl_hdr_out(&n->hdr, sizeof(*n));
-		n->index = index;
 		o2_ni_stats(ni, n);
+		o2_ctl_ni_counters(ni, n);
 		n->count = o2_nnis + 1;
-		rc = o2_ctl_copy_out(uarg, n, sizeof(*n));
-		break;
+		return 0;
 	}
-out:
-	kfree(n);
-	return rc;
+	return -ENOENT;
 }
 
-static long o2_ctl_peer_show(void __user *uarg)
+static long o2_ctl_peer_show(void *arg)
 {
-	struct o2lnd_ioc_peer *p;
-	u32 ni_index, index;
-	long rc;
+	struct o2lnd_ioc_peer *p = arg;
+	u32 ni_index = p->ni_index, index = p->index;
 
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
-	if (!p)
-		return -ENOMEM;
-	rc = o2_ctl_copy_in(p, sizeof(*p), uarg, true);
-	if (rc)
-		goto out;
-	ni_index = p->ni_index;
-	index = p->index;
-	memset(p, 0, sizeof(*p));
-	o2_ctl_hdr_out(&p->hdr, sizeof(*p));
+	o2_ctl_clear(p, sizeof(*p));
 	p->ni_index = ni_index;
 	p->index = index;
-	rc = o2_peer_show(ni_index, index, p);
-	if (!rc)
-		rc = o2_ctl_copy_out(uarg, p, sizeof(*p));
-out:
-	kfree(p);
-	return rc;
+	return o2_peer_show(ni_index, index, p);
 }
 
-static long o2_ctl_route_show(void __user *uarg)
+static long o2_ctl_conn_show(void *arg)
 {
-	struct o2lnd_ioc_route r;
-	u32 index;
-	long rc;
+	struct o2lnd_ioc_conn *c = arg;
+	u32 ni_index = c->ni_index, index = c->index;
 
-	rc = o2_ctl_copy_in(&r, sizeof(r), uarg, true);
-	if (rc)
-		return rc;
-	index = r.index;
-	memset(&r, 0, sizeof(r));
-	o2_ctl_hdr_out(&r.hdr, sizeof(r));
-	r.index = index;
-	rc = o2_route_show(index, &r);
-	return rc ? rc : o2_ctl_copy_out(uarg, &r, sizeof(r));
-}
-
-static long o2_ctl_routing_show(void __user *uarg)
-{
-	struct o2lnd_ioc_routing *r;
-	long rc;
-
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
-	if (!r)
-		return -ENOMEM;
-	rc = o2_ctl_copy_in(r, sizeof(*r), uarg, true);
-	if (!rc) {
-		memset(r, 0, sizeof(*r));
-		o2_ctl_hdr_out(&r->hdr, sizeof(*r));
-		o2_routing_show(r);
-		rc = o2_ctl_copy_out(uarg, r, sizeof(*r));
-	}
-	kfree(r);
-	return rc;
-}
-
-static long o2_ctl_conn_show(void __user *uarg)
-{
-	struct o2lnd_ioc_conn *c;
-	u32 ni_index, index;
-	long rc;
-
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
-	if (!c)
-		return -ENOMEM;
-	rc = o2_ctl_copy_in(c, sizeof(*c), uarg, true);
-	if (rc)
-		goto out;
-	ni_index = c->ni_index;
-	index = c->index;
-	memset(c, 0, sizeof(*c));
-	o2_ctl_hdr_out(&c->hdr, sizeof(*c));
+	o2_ctl_clear(c, sizeof(*c));
 	c->ni_index = ni_index;
 	c->index = index;
-	rc = o2_conn_show(ni_index, index, c);
-	if (!rc)
-		rc = o2_ctl_copy_out(uarg, c, sizeof(*c));
-out:
-	kfree(c);
-	return rc;
+	return o2_conn_show(ni_index, index, c);
+}
+
+static long o2_ctl_route_show(void *arg)
+{
+	struct o2lnd_ioc_route *r = arg;
+	u32 index = r->index;
+
+	o2_ctl_clear(r, sizeof(*r));
+	r->index = index;
+	return o2_route_show(index, r);
+}
+
+static long o2_ctl_routing_show(void *arg)
+{
+	struct o2lnd_ioc_routing *r = arg;
+
+	o2_ctl_clear(r, sizeof(*r));
+	o2_routing_show(r);
+	return 0;
 }
 
 /*
  * PEER_CLOSE: -EINVAL for a NID that is not o2ib or a nonzero pad;
  * @closed is an output, whatever it holds on input is ignored.
  */
-static long o2_ctl_peer_close(void __user *uarg)
+static long o2_ctl_peer_close(void *arg)
 {
-	struct o2lnd_ioc_peer_close pc;
-	u32 closed;
-	long rc;
+	struct o2lnd_ioc_peer_close *pc = arg;
 
-	if (!capable(CAP_NET_ADMIN))
-		return -EPERM;
-	rc = o2_ctl_copy_in(&pc, sizeof(pc), uarg, true);
-	if (rc)
-		return rc;
-	if (pc.pad || pc.nid == O2LND_NID_ANY ||
-	    o2_net_type(o2_nid_net(pc.nid)) != O2LND_NET_TYPE_O2IB)
+	if (pc->pad || pc->nid == O2LND_NID_ANY ||
+	    o2_net_type(o2_nid_net(pc->nid)) != O2LND_NET_TYPE_O2IB)
 		return -EINVAL;
-	rc = o2_peer_close(pc.nid, pc.local_nid, &closed);
-	if (rc)
-		return rc;
-	pc.closed = closed;
-	return o2_ctl_copy_out(uarg, &pc, sizeof(pc));
+	return o2_peer_close(pc->nid, pc->local_nid, &pc->closed);
 }
 
 /*
  * FAULT_ADD validates the whole rule (o2_fault_validate()); DEL and LIST
  * read only their inputs (@id, @index) and @pad, and ignore what the
  * output fields hold.  A rule whose id cannot be copied out is removed
- * again, so a failed ADD adds nothing.
+ * again (o2_ctl_fault_add_undo()), so a failed ADD adds nothing.
  */
-static long o2_ctl_fault(unsigned int cmd, void __user *uarg)
+static long o2_ctl_fault_add(void *arg)
 {
-	struct o2lnd_ioc_fault f, out = {};
+	struct o2lnd_ioc_fault *f = arg;
 	u32 id;
 	long rc;
 
-	if (!capable(CAP_NET_ADMIN))
-		return -EPERM;
-	rc = o2_ctl_copy_in(&f, sizeof(f), uarg, true);
+	rc = o2_fault_add(f, &id);
+	if (!rc)
+		f->id = id;
+	return rc;
+}
+
+static void o2_ctl_fault_add_undo(void *arg)
+{
+	struct o2lnd_ioc_fault *f = arg;
+
+	o2_fault_del(f->id);
+}
+
+static long o2_ctl_fault_del(void *arg)
+{
+	struct o2lnd_ioc_fault *f = arg;
+	u32 id = f->id;
+	long rc;
+
+	if (f->pad)
+		return -EINVAL;
+	rc = o2_fault_del(id);
 	if (rc)
 		return rc;
-	switch (cmd) {
-	case O2LND_IOC_FAULT_ADD:
-		rc = o2_fault_add(&f, &id);
-		if (rc)
-			return rc;
-		out = f;
-		out.id = id;
-		break;
-	case O2LND_IOC_FAULT_DEL:
-		if (f.pad)
-			return -EINVAL;
-		rc = o2_fault_del(f.id);
-		if (rc)
-			return rc;
-		out.id = f.id;
-		break;
-	default:	/* LIST */
-		if (f.pad)
-			return -EINVAL;
-		rc = o2_fault_get(f.index, &out);
-		if (rc)
-			return rc;
-		break;
+	o2_ctl_clear(f, sizeof(*f));
+	f->id = id;
+	return 0;
+}
+
+static long o2_ctl_fault_list(void *arg)
+{
+	struct o2lnd_ioc_fault *f = arg;
+	u32 index = f->index;
+
+	if (f->pad)
+		return -EINVAL;
+	o2_ctl_clear(f, sizeof(*f));
+	return o2_fault_get(index, f);
+}
+
+/* ---- the dispatcher ---- */
+
+/**
+ * struct o2_ctl_cmd - one ioctl of /dev/o2lnd
+ * @handler: turns the checked argument into the reply in place; 0 or a
+ *	negative errno (nothing is copied out then)
+ * @undo: when the reply of a successful @handler cannot be copied out,
+ *	undoes what it did (NULL: nothing to undo)
+ * @min_size: the smallest hdr.size accepted: the struct's VER0 size
+ * @size: the kernel's sizeof() the struct
+ * @admin: needs CAP_NET_ADMIN (-EPERM before the argument is read)
+ * @any_abi: VERSION: no abi_version, flags, reserved or tail check
+ * @name: the command, for messages
+ */
+struct o2_ctl_cmd {
+	long (*handler)(void *arg);
+	void (*undo)(void *arg);
+	u32 min_size;
+	u32 size;
+	bool admin;
+	bool any_abi;
+	const char *name;
+};
+
+#define O2_CTL_CMD(cmd, fn, type, ver0, adm)				\
+	[_IOC_NR(O2LND_IOC_##cmd)] = {					\
+		.handler = (fn), .min_size = (ver0),			\
+		.size = sizeof(type), .admin = (adm), .name = #cmd,	\
 	}
-	o2_ctl_hdr_out(&out.hdr, sizeof(out));
-	rc = o2_ctl_copy_out(uarg, &out, sizeof(out));
-	if (rc && cmd == O2LND_IOC_FAULT_ADD)
-		o2_fault_del(id);
-	return rc;
+
+static const struct o2_ctl_cmd o2_ctl_cmds[] = {
+	[_IOC_NR(O2LND_IOC_VERSION)] = {
+		.handler = o2_ctl_version,
+		.min_size = O2LND_IOC_VERSION_SIZE_VER0,
+		.size = sizeof(struct o2lnd_ioc_version),
+		.any_abi = true,
+		.name = "VERSION",
+	},
+	O2_CTL_CMD(PING, o2_ctl_ping, struct o2lnd_ioc_ping,
+		   O2LND_IOC_PING_SIZE_VER0, false),
+	O2_CTL_CMD(NET_SHOW, o2_ctl_net_show, struct o2lnd_ioc_net,
+		   O2LND_IOC_NET_SIZE_VER0, false),
+	O2_CTL_CMD(PEER_SHOW, o2_ctl_peer_show, struct o2lnd_ioc_peer,
+		   O2LND_IOC_PEER_SIZE_VER0, false),
+	O2_CTL_CMD(CONN_SHOW, o2_ctl_conn_show, struct o2lnd_ioc_conn,
+		   O2LND_IOC_CONN_SIZE_VER0, false),
+	O2_CTL_CMD(PEER_CLOSE, o2_ctl_peer_close, struct o2lnd_ioc_peer_close,
+		   O2LND_IOC_PEER_CLOSE_SIZE_VER0, true),
+	[_IOC_NR(O2LND_IOC_FAULT_ADD)] = {
+		.handler = o2_ctl_fault_add,
+		.undo = o2_ctl_fault_add_undo,
+		.min_size = O2LND_IOC_FAULT_SIZE_VER0,
+		.size = sizeof(struct o2lnd_ioc_fault),
+		.admin = true,
+		.name = "FAULT_ADD",
+	},
+	O2_CTL_CMD(FAULT_DEL, o2_ctl_fault_del, struct o2lnd_ioc_fault,
+		   O2LND_IOC_FAULT_SIZE_VER0, true),
+	O2_CTL_CMD(FAULT_LIST, o2_ctl_fault_list, struct o2lnd_ioc_fault,
+		   O2LND_IOC_FAULT_SIZE_VER0, true),
+	O2_CTL_CMD(BRW, o2_ctl_brw, struct o2lnd_ioc_brw,
+		   O2LND_IOC_BRW_SIZE_VER0, false),
+	O2_CTL_CMD(ROUTE_SHOW, o2_ctl_route_show, struct o2lnd_ioc_route,
+		   O2LND_IOC_ROUTE_SIZE_VER0, false),
+	O2_CTL_CMD(ROUTING_SHOW, o2_ctl_routing_show, struct o2lnd_ioc_routing,
+		   O2LND_IOC_ROUTING_SIZE_VER0, false),
+};
+
+/*
+ * Reads the caller's struct of hdr.size bytes into a zeroed kernel one of
+ * @c->size (copy_struct_from_user(): zero-extends a smaller one, -E2BIG
+ * for nonzero bytes past @c->size), after the size and header rules.
+ * VERSION has no inputs, so bytes it does not know are ignored.
+ */
+static int o2_ctl_copy_in(const struct o2_ctl_cmd *c, void *karg,
+			  void __user *uarg, u32 *usize)
+{
+	struct o2lnd_ioc_hdr *hdr = karg;
+	u32 size;
+	int rc;
+
+	/* the whole header first: an unreadable one is -EFAULT */
+	if (copy_from_user(hdr, uarg, sizeof(*hdr)))
+		return -EFAULT;
+	size = hdr->size;
+	if (size < c->min_size || size % 8)
+		return -EINVAL;
+	if (size > O2LND_IOC_MAX_SIZE)
+		return -E2BIG;
+	if (c->any_abi) {
+		if (copy_from_user(karg, uarg, min_t(u32, size, c->size)))
+			return -EFAULT;
+	} else {
+		rc = copy_struct_from_user(karg, c->size, uarg, size);
+		if (rc)
+			return rc;
+	}
+	*usize = size;
+	if (c->any_abi)
+		return 0;
+	if (hdr->abi_version < O2LND_ABI_VERSION_MIN ||
+	    hdr->abi_version > O2LND_ABI_VERSION)
+		return -EPROTO;
+	if (hdr->flags || hdr->reserved)
+		return -EINVAL;
+	return 0;
 }
 
 static long o2_ctl_ioctl(struct file *file, unsigned int cmd,
 			 unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
+	const struct o2_ctl_cmd *c;
+	struct o2lnd_ioc_hdr *hdr;
+	unsigned int nr = _IOC_NR(cmd);
+	u32 usize, out;
+	void *karg;
+	long rc;
 
-	switch (cmd) {
-	case O2LND_IOC_VERSION:
-		return o2_ctl_version(uarg);
-	case O2LND_IOC_PING:
-		return o2_ctl_ping(uarg);
-	case O2LND_IOC_BRW:
-		return o2_ctl_brw(uarg);
-	case O2LND_IOC_NET_SHOW:
-		return o2_ctl_net_show(uarg);
-	case O2LND_IOC_PEER_SHOW:
-		return o2_ctl_peer_show(uarg);
-	case O2LND_IOC_CONN_SHOW:
-		return o2_ctl_conn_show(uarg);
-	case O2LND_IOC_ROUTE_SHOW:
-		return o2_ctl_route_show(uarg);
-	case O2LND_IOC_ROUTING_SHOW:
-		return o2_ctl_routing_show(uarg);
-	case O2LND_IOC_PEER_CLOSE:
-		return o2_ctl_peer_close(uarg);
-	case O2LND_IOC_FAULT_ADD:
-	case O2LND_IOC_FAULT_DEL:
-	case O2LND_IOC_FAULT_LIST:
-		return o2_ctl_fault(cmd, uarg);
-	default:
+	if (_IOC_TYPE(cmd) != O2LND_IOC_MAGIC || nr >= ARRAY_SIZE(o2_ctl_cmds))
 		return -ENOTTY;
+	c = &o2_ctl_cmds[array_index_nospec(nr, ARRAY_SIZE(o2_ctl_cmds))];
+	if (!c->handler)
+		return -ENOTTY;
+	if (c->admin && !capable(CAP_NET_ADMIN))
+		return -EPERM;
+	karg = kzalloc(c->size, GFP_KERNEL);
+	if (!karg)
+		return -ENOMEM;
+	rc = o2_ctl_copy_in(c, karg, uarg, &usize);
+	if (!rc)
+		rc = c->handler(karg);
+	if (!rc) {
+		out = min(usize, c->size);
+		hdr = karg;
+		hdr->abi_version = O2LND_ABI_VERSION;
+		hdr->size = out;
+		hdr->flags = 0;
+		hdr->reserved = 0;
+		if (copy_to_user(uarg, karg, out)) {
+			if (c->undo)
+				c->undo(karg);
+			rc = -EFAULT;
+		}
 	}
+	kfree(karg);
+	return rc;
 }
 
 static const struct file_operations o2_ctl_fops = {

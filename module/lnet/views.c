@@ -7,9 +7,11 @@
 #include "lnet.h"
 
 /**
- * o2_ni_stats() - fill NET_SHOW output for @ni
+ * o2_ni_stats() - fill NET_SHOW output for @ni, but its counters
  * @ni: the NI
  * @out: zeroed output
+ *
+ * ctl.c fills the counters of O2LND_NI_COUNTERS from @ni->stats.
  */
 void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out)
 {
@@ -45,16 +47,6 @@ void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out)
 	out->npeers = npeers;
 	out->nconns = nconns;
 	out->nconns_established = nest;
-	out->send_count = atomic64_read(&ni->stats.send_count);
-	out->recv_count = atomic64_read(&ni->stats.recv_count);
-	out->drop_count = atomic64_read(&ni->stats.drop_count);
-	out->send_bytes = atomic64_read(&ni->stats.send_bytes);
-	out->recv_bytes = atomic64_read(&ni->stats.recv_bytes);
-	out->connects_active = atomic64_read(&ni->stats.connects_active);
-	out->connects_passive = atomic64_read(&ni->stats.connects_passive);
-	out->rejects_sent = atomic64_read(&ni->stats.rejects_sent);
-	out->rejects_received = atomic64_read(&ni->stats.rejects_received);
-	out->error_count = atomic64_read(&ni->stats.error_count);
 	spin_lock(&ni->lock);
 	out->tx_credits = ni->txcr.avail;
 	out->tx_credits_min = ni->txcr.min;
@@ -65,15 +57,9 @@ void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out)
 	out->peer_credits_hiw = o2_peer_credits_hiw;
 	out->concurrent_sends = o2_concurrent_sends;
 	out->keepalive_s = o2_keepalive;
-	out->tx_timeouts = atomic64_read(&ni->stats.tx_timeouts);
-	out->tx_no_credit_drops = atomic64_read(&ni->stats.tx_no_credit_drops);
-	out->keepalives = atomic64_read(&ni->stats.keepalives);
-	out->early_replies = atomic64_read(&ni->stats.early_replies);
 	out->max_immediate = O2_MAX_IMMEDIATE;
 	out->max_frags = O2_MAX_FRAGS;
 	out->cksum = o2_cksum_param;
-	out->rdma_bytes = atomic64_read(&ni->stats.rdma_bytes);
-	out->bulk_errors = atomic64_read(&ni->stats.bulk_errors);
 	mutex_lock(&o2_nis_mutex);
 	if (ni->dev)
 		o2_dev_mr_stats(ni->dev->ibdev, out);
@@ -141,26 +127,13 @@ int o2_peer_show(u32 ni_index, u32 index, struct o2lnd_ioc_peer *out)
 			if (conn->peer == peer)
 				out->conns[o2_conn_state_uapi(READ_ONCE(conn->state))]++;
 		spin_unlock(&ni->conns_lock);
-		out->races_received = peer->n.races_received;
-		out->races_sent = peer->n.races_sent;
-		out->connects = peer->n.connects;
-		out->connect_failures = peer->n.connect_failures;
-		out->rejects_sent = peer->n.rejects_sent;
-		out->rejects_received = peer->n.rejects_received;
+		o2_ctl_peer_counters(peer, out);
 		out->last_error = peer->last_error;
 		out->last_reject = peer->last_reject;
 		out->next_retry_ms = peer->reconnect ?
 				     o2_ms_left(peer->reconnect_at, now) : 0;
 		out->backoff_ms = peer->backoff_ms;
 		out->tx_queued = list_count_nodes(&peer->tx_queue);
-		out->stale_closes = peer->n.stale_closes;
-		out->phase_timeouts = peer->n.phase_timeouts;
-		out->send_count = atomic64_read(&peer->st.send_count);
-		out->recv_count = atomic64_read(&peer->st.recv_count);
-		out->drop_count = atomic64_read(&peer->st.drop_count);
-		out->error_count = atomic64_read(&peer->st.error_count);
-		out->send_bytes = atomic64_read(&peer->st.send_bytes);
-		out->recv_bytes = atomic64_read(&peer->st.recv_bytes);
 		out->tx_credits = peer->txcr.avail;
 		out->tx_credits_max = peer->txcr.max;
 		out->tx_credits_min = peer->txcr.min;
@@ -171,7 +144,6 @@ int o2_peer_show(u32 ni_index, u32 index, struct o2lnd_ioc_peer *out)
 		out->alive_ms = READ_ONCE(peer->alive) ?
 				jiffies_to_msecs(now - READ_ONCE(peer->alive)) :
 				~0U;
-		out->tx_timeouts = atomic64_read(&peer->st.tx_timeouts);
 		o2_rtr_peer_show(peer, out);
 	}
 	spin_unlock(&ni->lock);
@@ -228,7 +200,7 @@ int o2_conn_show(u32 ni_index, u32 index, struct o2lnd_ioc_conn *out)
 		out->noops_queued = list_count_nodes(&conn->tx_queue_nocred);
 		out->idle_ms = conn->last_send ?
 			       jiffies_to_msecs(now - conn->last_send) : 0;
-		out->keepalives = conn->keepalives;
+		o2_ctl_conn_counters(conn, out);
 		out->error = conn->error;
 		out->qp_num = conn->qp ? conn->qp->qp_num : 0;
 		out->nrx = conn->rxs ? conn->nrx : 0;

@@ -860,7 +860,7 @@ int run_version(Env& env, const std::map<std::string_view, std::string_view>& /*
   }
   auto info = o2lnd::decode(arg);
   env.out << format_version(env.tool_version, &info);
-  if (info.abi_version != o2lnd::kAbiVersion) {
+  if (!info.accepts(o2lnd::kAbiVersion)) {
     env.err << "o2ctl: o2lnd module ABI " << info.abi_version << ", o2ctl speaks ABI "
             << o2lnd::kAbiVersion << ": upgrade o2ctl or load a matching module\n";
     return kExitFailure;

@@ -4,11 +4,13 @@
 #include <array>
 #include <cctype>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "o2lnd/counters.h"
 #include "o2lnd/device.h"
 #include "o2lnd/names.h"
 #include "o2lnd/nid.h"
@@ -63,6 +65,20 @@ class Yaml {
   std::string out_;
 };
 
+using CounterSink = o2lnd::CounterSinkRef;
+
+// Every counter of `x` whose list entry has view `view`, under its key, in
+// list order (o2lnd/counters.h).
+template <typename T>
+void counters(Yaml& y, int indent, const T& x, std::string_view view,
+              void (*visit)(const T&, CounterSink)) {
+  visit(x, [&](const o2lnd::CounterInfo& c, std::uint64_t v) {
+    if (c.view == view) {
+      y.kv(indent, c.key, v);
+    }
+  });
+}
+
 // Indents of `lnetctl net show`.
 constexpr int kNetItem = 4;      // "    - net type: o2ib0"
 constexpr int kNetField = 6;     // "      local NI(s):"
@@ -82,18 +98,7 @@ void format_ni(Yaml& y, const o2lnd::NetInfo& ni, bool verbose) {
     return;
   }
   y.line(kNiField, "statistics:");
-  y.kv(kNiSubField, "send_count", ni.send_count);
-  y.kv(kNiSubField, "recv_count", ni.recv_count);
-  y.kv(kNiSubField, "drop_count", ni.drop_count);
-  y.kv(kNiSubField, "send_bytes", ni.send_bytes);
-  y.kv(kNiSubField, "recv_bytes", ni.recv_bytes);
-  y.kv(kNiSubField, "error_count", ni.error_count);
-  y.kv(kNiSubField, "tx_timeouts", ni.tx_timeouts);
-  y.kv(kNiSubField, "queue_full_drops", ni.queue_full_drops);
-  y.kv(kNiSubField, "keepalives", ni.keepalives);
-  y.kv(kNiSubField, "early_replies", ni.early_replies);
-  y.kv(kNiSubField, "rdma_bytes", ni.rdma_bytes);
-  y.kv(kNiSubField, "bulk_errors", ni.bulk_errors);
+  counters(y, kNiSubField, ni, "stats", o2lnd::visit_ni_counters<o2lnd::NetInfo, CounterSink>);
   y.line(kNiField, "tunables:");
   y.kv(kNiSubField, "peer_timeout", ni.timeout_s);
   y.kv(kNiSubField, "peer_credits", ni.peer_credits);
@@ -125,10 +130,7 @@ void format_ni(Yaml& y, const o2lnd::NetInfo& ni, bool verbose) {
   y.kv(kNiSubField, "peers", ni.npeers);
   y.kv(kNiSubField, "connections", ni.nconns);
   y.kv(kNiSubField, "established", ni.nconns_established);
-  y.kv(kNiSubField, "connects_active", ni.connects_active);
-  y.kv(kNiSubField, "connects_passive", ni.connects_passive);
-  y.kv(kNiSubField, "rejects_sent", ni.rejects_sent);
-  y.kv(kNiSubField, "rejects_received", ni.rejects_received);
+  counters(y, kNiSubField, ni, "lnd", o2lnd::visit_ni_counters<o2lnd::NetInfo, CounterSink>);
   y.kv(kNiSubField, "tx_live", ni.tx_live);
 }
 
@@ -167,7 +169,7 @@ void format_traffic(Yaml& y, int indent, const Traffic& t) {
 
 // The NI-only counters of `o2ctl stats`.
 void format_ni_counters(Yaml& y, int indent, const o2lnd::NetInfo& ni) {
-  y.kv(indent, "queue full drops", ni.queue_full_drops);
+  y.kv(indent, "queue full drops", ni.tx_no_credit_drops);
   y.kv(indent, "keepalives", ni.keepalives);
   y.kv(indent, "early replies", ni.early_replies);
 }
@@ -351,21 +353,13 @@ std::string format_peer_show(const std::vector<o2lnd::PeerInfo>& peers, bool ver
       continue;
     }
     y.kv(kListField, "incarnation", p.incarnation);
-    y.kv(kListField, "races received", p.races_received);
-    y.kv(kListField, "races sent", p.races_sent);
-    y.kv(kListField, "connects", p.connects);
-    y.kv(kListField, "connect failures", p.connect_failures);
-    y.kv(kListField, "rejects sent", p.rejects_sent);
-    y.kv(kListField, "rejects received", p.rejects_received);
     y.kv(kListField, "last reject", o2lnd::reject_reason_name(p.last_reject));
     y.kv(kListField, "last error", p.last_error);
     y.kv(kListField, "backoff ms", p.backoff_ms);
-    y.kv(kListField, "stale closes", p.stale_closes);
-    y.kv(kListField, "phase timeouts", p.phase_timeouts);
     y.kv(kListField, "failures", p.failures);
     y.kv(kListField, "downs", p.downs);
     y.raw(kListField, "alive ms", alive(p));
-    y.kv(kListField, "tx timeouts", p.tx_timeouts);
+    counters(y, kListField, p, "verbose", o2lnd::visit_peer_counters<o2lnd::PeerInfo, CounterSink>);
   }
   return y.take();
 }
@@ -382,8 +376,7 @@ std::string format_route_show(const std::vector<o2lnd::RouteInfo>& routes) {
     y.kv(kListField, "hop", r.hops);
     y.kv(kListField, "priority", r.priority);
     y.kv(kListField, "state", route_state(r));
-    y.kv(kListField, "sent", r.sent);
-    y.kv(kListField, "dropped", r.dropped);
+    counters(y, kListField, r, "show", o2lnd::visit_route_counters<o2lnd::RouteInfo, CounterSink>);
   }
   return y.take();
 }
@@ -397,13 +390,8 @@ std::string format_routing_show(const o2lnd::RoutingInfo& r) {
   y.kv(kRoutingField, "waiting", r.waiting);
   y.kv(kRoutingField, "waiting max", r.waiting_max);
   y.kv(kRoutingField, "held rx", r.held_rx);
-  y.kv(kRoutingField, "forwarded", r.forwarded);
-  y.kv(kRoutingField, "forwarded bytes", r.forwarded_bytes);
-  y.kv(kRoutingField, "dropped no route", r.dropped_no_route);
-  y.kv(kRoutingField, "dropped down", r.dropped_down);
-  y.kv(kRoutingField, "dropped timeout", r.dropped_timeout);
-  y.kv(kRoutingField, "dropped closed", r.dropped_closed);
-  y.kv(kRoutingField, "dropped error", r.dropped_error);
+  counters(y, kRoutingField, r, "show",
+           o2lnd::visit_routing_counters<o2lnd::RoutingInfo, CounterSink>);
   y.line(kRoutingField, "buffers:");
   for (std::uint32_t i = 0; i < r.pools.size(); ++i) {
     const auto& p = r.pools.at(i);
@@ -447,7 +435,7 @@ std::string format_conn_show(const std::vector<o2lnd::ConnInfo>& conns) {
     y.kv(kListField, "noops posted", c.noops_posted);
     y.kv(kListField, "noops queued", c.noops_queued);
     y.kv(kListField, "idle ms", c.idle_ms);
-    y.kv(kListField, "keepalives", c.keepalives);
+    counters(y, kListField, c, "show", o2lnd::visit_conn_counters<o2lnd::ConnInfo, CounterSink>);
   }
   return y.take();
 }
@@ -603,7 +591,7 @@ std::string table_stats(const std::vector<o2lnd::NetInfo>& nis,
       cells.emplace_back("-");
     }
     traffic_cells(cells, traffic(ni));
-    cells.push_back(num(ni.queue_full_drops));
+    cells.push_back(num(ni.tx_no_credit_drops));
     cells.push_back(num(ni.keepalives));
     cells.push_back(num(ni.early_replies));
     t.row(std::move(cells));

@@ -124,11 +124,13 @@ class AbiTest : public ::testing::Test {
   }
 
   // Header rules shared by every command but VERSION (which has its own):
-  // any other ABI, the previous one included (a caller built for it), is
-  // EPROTO.
+  // an ABI outside [O2LND_ABI_VERSION_MIN, O2LND_ABI_VERSION] is EPROTO
+  // (abi_v6_test.cc: those inside are served); a size below the first
+  // published one or not a multiple of 8 is EINVAL.
   template <typename T>
   void check_header_rules(unsigned long cmd, const T& valid) {
-    for (std::uint32_t abi : {0U, O2LND_ABI_VERSION - 1U, O2LND_ABI_VERSION + 1U, 0xffffffffU}) {
+    for (std::uint32_t abi :
+         {0U, O2LND_ABI_VERSION_MIN - 1U, O2LND_ABI_VERSION + 1U, 0xffffffffU}) {
       T a = valid;
       a.hdr.abi_version = abi;
       expect_refused(cmd, a, EPROTO, "abi_version " + std::to_string(abi));

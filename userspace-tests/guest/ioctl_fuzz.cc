@@ -99,30 +99,30 @@ std::vector<std::size_t> pool_credit_offsets() {
 
 const std::vector<CmdInfo>& commands() {
   static const std::vector<CmdInfo> v = {
-      {O2LND_IOC_VERSION, "VERSION", sizeof(o2lnd_ioc_version), false, {EINVAL, EFAULT}},
+      {O2LND_IOC_VERSION, "VERSION", sizeof(o2lnd_ioc_version), false, {EINVAL, E2BIG, EFAULT}},
       {O2LND_IOC_PING,
        "PING",
        sizeof(o2lnd_ioc_ping),
        false,
-       {EINVAL, EFAULT, EPROTO, EHOSTUNREACH, ETIMEDOUT, ENETDOWN, ECONNREFUSED}},
+       {EINVAL, E2BIG, EFAULT, EPROTO, EHOSTUNREACH, ETIMEDOUT, ENETDOWN, ECONNREFUSED}},
       {O2LND_IOC_BRW,
        "BRW",
        sizeof(o2lnd_ioc_brw),
        false,
-       {EINVAL, EFAULT, EPROTO, EHOSTUNREACH, ETIMEDOUT, ENETDOWN, ECONNREFUSED, EBADMSG, ENOMEM,
-        ENOBUFS, ECONNABORTED, ECONNRESET, EIO}},
+       {EINVAL, E2BIG, EFAULT, EPROTO, EHOSTUNREACH, ETIMEDOUT, ENETDOWN, ECONNREFUSED, EBADMSG,
+        ENOMEM, ENOBUFS, ECONNABORTED, ECONNRESET, EIO}},
       {O2LND_IOC_NET_SHOW,
        "NET_SHOW",
        sizeof(o2lnd_ioc_net),
        false,
-       {EINVAL, EFAULT, EPROTO, ENOENT},
+       {EINVAL, E2BIG, EFAULT, EPROTO, ENOENT},
        {},
        {offsetof(o2lnd_ioc_net, tx_credits), offsetof(o2lnd_ioc_net, tx_credits_min)}},
       {O2LND_IOC_PEER_SHOW,
        "PEER_SHOW",
        sizeof(o2lnd_ioc_peer),
        false,
-       {EINVAL, EFAULT, EPROTO, ENOENT},
+       {EINVAL, E2BIG, EFAULT, EPROTO, ENOENT},
        {offsetof(o2lnd_ioc_peer, alive_ms)},
        {offsetof(o2lnd_ioc_peer, last_error), offsetof(o2lnd_ioc_peer, tx_credits),
         offsetof(o2lnd_ioc_peer, tx_credits_min), offsetof(o2lnd_ioc_peer, rtr_credits),
@@ -131,7 +131,7 @@ const std::vector<CmdInfo>& commands() {
        "CONN_SHOW",
        sizeof(o2lnd_ioc_conn),
        false,
-       {EINVAL, EFAULT, EPROTO, ENOENT},
+       {EINVAL, E2BIG, EFAULT, EPROTO, ENOENT},
        {},
        {offsetof(o2lnd_ioc_conn, credits), offsetof(o2lnd_ioc_conn, outstanding),
         offsetof(o2lnd_ioc_conn, error), offsetof(o2lnd_ioc_conn, reserved_credits)}},
@@ -139,45 +139,72 @@ const std::vector<CmdInfo>& commands() {
        "ROUTE_SHOW",
        sizeof(o2lnd_ioc_route),
        false,
-       {EINVAL, EFAULT, EPROTO, ENOENT}},
+       {EINVAL, E2BIG, EFAULT, EPROTO, ENOENT}},
       {O2LND_IOC_ROUTING_SHOW,
        "ROUTING_SHOW",
        sizeof(o2lnd_ioc_routing),
        false,
-       {EINVAL, EFAULT, EPROTO},
+       {EINVAL, E2BIG, EFAULT, EPROTO},
        {},
        pool_credit_offsets()},
       {O2LND_IOC_PEER_CLOSE,
        "PEER_CLOSE",
        sizeof(o2lnd_ioc_peer_close),
        true,
-       {EPERM, EINVAL, EFAULT, EPROTO, ENOENT}},
+       {EPERM, EINVAL, E2BIG, EFAULT, EPROTO, ENOENT}},
       {O2LND_IOC_FAULT_ADD,
        "FAULT_ADD",
        sizeof(o2lnd_ioc_fault),
        true,
-       {EPERM, EINVAL, EFAULT, EPROTO, ENOSPC}},
+       {EPERM, EINVAL, E2BIG, EFAULT, EPROTO, ENOSPC}},
       {O2LND_IOC_FAULT_DEL,
        "FAULT_DEL",
        sizeof(o2lnd_ioc_fault),
        true,
-       {EPERM, EINVAL, EFAULT, EPROTO, ENOENT}},
+       {EPERM, EINVAL, E2BIG, EFAULT, EPROTO, ENOENT}},
       {O2LND_IOC_FAULT_LIST,
        "FAULT_LIST",
        sizeof(o2lnd_ioc_fault),
        true,
-       {EPERM, EINVAL, EFAULT, EPROTO, ENOENT}},
+       {EPERM, EINVAL, E2BIG, EFAULT, EPROTO, ENOENT}},
   };
   return v;
 }
 
+// ABI 6: the module dispatches on the type and number only.
 const CmdInfo* find_cmd(unsigned long cmd) {
   for (const auto& c : commands()) {
-    if (c.cmd == cmd) {
+    if (_IOC_TYPE(c.cmd) == _IOC_TYPE(cmd) && _IOC_NR(c.cmd) == _IOC_NR(cmd)) {
       return &c;
     }
   }
   return nullptr;
+}
+
+// The first published size of a command's struct: the smallest hdr.size.
+u32 ver0_size(const CmdInfo& c) {
+  switch (c.cmd) {
+    case O2LND_IOC_VERSION:
+      return O2LND_IOC_VERSION_SIZE_VER0;
+    case O2LND_IOC_PING:
+      return O2LND_IOC_PING_SIZE_VER0;
+    case O2LND_IOC_BRW:
+      return O2LND_IOC_BRW_SIZE_VER0;
+    case O2LND_IOC_NET_SHOW:
+      return O2LND_IOC_NET_SIZE_VER0;
+    case O2LND_IOC_PEER_SHOW:
+      return O2LND_IOC_PEER_SIZE_VER0;
+    case O2LND_IOC_CONN_SHOW:
+      return O2LND_IOC_CONN_SIZE_VER0;
+    case O2LND_IOC_ROUTE_SHOW:
+      return O2LND_IOC_ROUTE_SIZE_VER0;
+    case O2LND_IOC_ROUTING_SHOW:
+      return O2LND_IOC_ROUTING_SIZE_VER0;
+    case O2LND_IOC_PEER_CLOSE:
+      return O2LND_IOC_PEER_CLOSE_SIZE_VER0;
+    default:
+      return O2LND_IOC_FAULT_SIZE_VER0;
+  }
 }
 
 // Generic ioctls the VFS answers before the driver sees them: never used as
@@ -356,7 +383,8 @@ void Fuzzer::mutate_header(o2lnd_ioc_hdr& h, std::size_t size, std::string& what
   h.flags = 0;
   h.reserved = 0;
   if (chance(10)) {
-    h.abi_version = pick<u32>({0, 1, O2LND_ABI_VERSION + 1, 0xffffffffU, static_cast<u32>(r64())});
+    h.abi_version = pick<u32>({0, 1, O2LND_ABI_VERSION_MIN - 1, O2LND_ABI_VERSION_MIN,
+                               O2LND_ABI_VERSION + 1, 0xffffffffU, static_cast<u32>(r64())});
     what += " abi";
   }
   if (chance(10)) {
@@ -740,10 +768,13 @@ void Fuzzer::check_reply(const CmdInfo& c, const std::vector<unsigned char>& in,
   auto bad = [&](const std::string& why) { violation(ctx + ": reply " + why); };
   o2lnd_ioc_hdr h{};
   std::memcpy(&h, out, sizeof(h));
-  if (h.abi_version != O2LND_ABI_VERSION || h.size != c.size || h.flags != 0 || h.reserved != 0) {
-    bad("header not {abi 2, size, 0, 0}");
+  o2lnd_ioc_hdr hin{};
+  std::memcpy(&hin, in.data(), sizeof(hin));
+  const std::size_t written = std::min<std::size_t>(hin.size, c.size);
+  if (h.abi_version != O2LND_ABI_VERSION || h.size != written || h.flags != 0 || h.reserved != 0) {
+    bad("header not {abi, min(size, the module's), 0, 0}");
   }
-  for (std::size_t off = 0; off + 8 <= c.size; off += 8) {
+  for (std::size_t off = 0; off + 8 <= written; off += 8) {
     u64 w = 0, echoed = 0;
     std::memcpy(&w, out + off, 8);             // NOLINT(*-pointer-arithmetic)
     std::memcpy(&echoed, in.data() + off, 8);  // NOLINT(*-pointer-arithmetic)
@@ -1097,24 +1128,41 @@ void Fuzzer::one(long iter) {
   }
   count("total", "all", outcome);
 
+  // The order of include/uapi/o2lnd.h: EPERM; an unreadable header
+  // EFAULT; the size rules (EINVAL, E2BIG); the rest unreadable EFAULT, an
+  // unknown nonzero tail E2BIG (the buffer lies in kFill bytes); the ABI
+  // range EPROTO; flags and reserved EINVAL.
   int want = -1;  // the exact errno the rules decide, -1: any allowed one
   bool bad_ptr = mapped < arg.size();
+  o2lnd_ioc_hdr h{};
+  std::memcpy(&h, arg.data(), sizeof(h));
   if (c == nullptr) {
     want = ENOTTY;
   } else if (c->admin && !privileged_) {
     want = EPERM;
-  } else if (bad_ptr) {
+  } else if (mapped < sizeof(o2lnd_ioc_hdr)) {
     want = EFAULT;
   } else {
-    o2lnd_ioc_hdr h{};
-    std::memcpy(&h, arg.data(), sizeof(h));
     const bool v = c->cmd == O2LND_IOC_VERSION;
-    if (h.size != c->size ||
-        (!v && h.abi_version == O2LND_ABI_VERSION && (h.flags != 0 || h.reserved != 0))) {
+    const bool abi_ok =
+        h.abi_version >= O2LND_ABI_VERSION_MIN && h.abi_version <= O2LND_ABI_VERSION;
+    const bool size_ok = h.size >= ver0_size(*c) && h.size % 8 == 0;
+    bad_ptr =
+        size_ok && h.size <= O2LND_IOC_MAX_SIZE && mapped < std::min<std::size_t>(h.size, c->size);
+    // The order of the rules is the point: two of them give EINVAL.
+    if (!size_ok) {  // NOLINT(bugprone-branch-clone)
       want = EINVAL;
-    } else if (!v && h.abi_version != O2LND_ABI_VERSION) {
+    } else if (h.size > O2LND_IOC_MAX_SIZE) {
+      want = E2BIG;
+    } else if (bad_ptr) {
+      want = EFAULT;
+    } else if (!v && h.size > c->size) {
+      want = ptr == Ptr::kGood || ptr == Ptr::kMisaligned ? E2BIG : -1;
+    } else if (!v && !abi_ok) {
       want = EPROTO;
-    } else if (c->cmd == O2LND_IOC_VERSION) {
+    } else if (!v && (h.flags != 0 || h.reserved != 0)) {
+      want = EINVAL;
+    } else if (v) {
       want = ptr == Ptr::kReadOnly ? EFAULT : 0;
     }
   }
@@ -1135,13 +1183,22 @@ void Fuzzer::one(long iter) {
       violation(ctx.str() + ": a refused call changed the user buffer");
     }
   } else if (writable) {
+    // Served: the module wrote min(hdr.size, its size) bytes.  A smaller
+    // (older) struct may end before an unmapped page (kStraddle): only the
+    // written bytes are read back, the rest of the reply is the input's.
     buffers_checked_++;
+    const std::size_t written = std::min<std::size_t>(h.size, c->size);
+    const bool tail_mapped = ptr != Ptr::kStraddle;
     if (std::memcmp(before.data(), lo, kGuard) != 0 ||
-        std::memcmp(before.data() + kGuard + arg.size(),  // NOLINT(*-pointer-arithmetic)
-                    p + arg.size(), kGuard) != 0) {       // NOLINT(*-pointer-arithmetic)
-      violation(ctx.str() + ": bytes outside the struct changed");
+        (tail_mapped &&
+         (std::memcmp(before.data() + kGuard + written,  // NOLINT(*-pointer-arithmetic)
+                      p + written,                       // NOLINT(*-pointer-arithmetic)
+                      arg.size() - written + kGuard) != 0))) {
+      violation(ctx.str() + ": bytes outside the written reply changed");
     }
-    check_reply(*c, arg, p, ctx.str());
+    std::vector<unsigned char> reply = arg;
+    std::memcpy(reply.data(), p, written);
+    check_reply(*c, arg, reply.data(), ctx.str());
   }
 
   if (may_change) {

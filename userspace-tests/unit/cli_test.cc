@@ -293,6 +293,7 @@ TEST_F(CliTest, VersionShowsToolAbiAndModule) {
 
 TEST_F(CliTest, VersionReportsAModuleOfAnotherAbi) {
   kernel_->abi = 7;
+  kernel_->abi_min = 7;  // a module that no longer accepts this ABI
   EXPECT_EQ(run_o2ctl({"version"}), kExitFailure);
   EXPECT_NE(out().find("module abi: 7\n"), std::string::npos);
   EXPECT_EQ(err(), "o2ctl: o2lnd module ABI 7, o2ctl speaks ABI " + kAbi +
@@ -433,10 +434,15 @@ TEST_F(PeerCliTest, PeerShowShowsCreditsAndHealth) {
       << out();
   EXPECT_EQ(out().find("failures:"), std::string::npos) << "-v only\n" << out();
   EXPECT_EQ(run_o2ctl({"peer", "show", "-v"}), kExitOk);
-  EXPECT_NE(out().find("      phase timeouts: 0\n"
-                       "      failures: 4\n"
+  // ABI 6: the counters (O2LND_PEER_COUNTERS, view verbose) follow the
+  // other -v keys, in list order.
+  EXPECT_NE(out().find("      failures: 4\n"
                        "      downs: 1\n"
                        "      alive ms: 2500\n"
+                       "      races received: 0\n"),
+            std::string::npos)
+      << out();
+  EXPECT_NE(out().find("      phase timeouts: 0\n"
                        "      tx timeouts: 5\n"),
             std::string::npos)
       << out();
@@ -484,19 +490,24 @@ TEST_F(PeerCliTest, PeerShowVerboseAddsCountersInOrder) {
   p.phase_timeouts = 9;
   kernel_->peers[1] = {p};
   EXPECT_EQ(run_o2ctl({"peer", "show", "-v"}), kExitOk);
+  // ABI 6: the non-counters first, then the counters of
+  // O2LND_PEER_COUNTERS (view verbose) in list order.
   EXPECT_NE(out().find("      health: up\n"
                        "      incarnation: 1700000000000000001\n"
-                       "      races received: 1\n"
+                       "      last reject: conn_race\n"
+                       "      last error: -110\n"
+                       "      backoff ms: 7\n"),
+            std::string::npos)
+      << out();
+  EXPECT_NE(out().find("      races received: 1\n"
                        "      races sent: 2\n"
                        "      connects: 3\n"
                        "      connect failures: 4\n"
                        "      rejects sent: 5\n"
                        "      rejects received: 6\n"
-                       "      last reject: conn_race\n"
-                       "      last error: -110\n"
-                       "      backoff ms: 7\n"
                        "      stale closes: 8\n"
-                       "      phase timeouts: 9\n"),
+                       "      phase timeouts: 9\n"
+                       "      tx timeouts: 0\n"),
             std::string::npos)
       << out();
   std::string verbose = out();

@@ -1,7 +1,11 @@
 // A fake o2lnd module behind o2lnd::Backend: answers VERSION, PING, BRW,
 // NET_SHOW, PEER_SHOW, CONN_SHOW, PEER_CLOSE, FAULT_ADD/DEL/LIST,
 // ROUTE_SHOW and ROUTING_SHOW from
-// state the test sets, checks the header like the module does, and records
+// state the test sets, applies the rules of include/uapi/o2lnd.h like the
+// module does (dispatch on type and nr; hdr.size at least the VER0 size, a
+// multiple of 8, at most O2LND_IOC_MAX_SIZE; an older struct zero-extended,
+// a newer one's unknown tail 0 or E2BIG; abi_version in
+// [abi_min, abi_max]; min(user, fake) bytes written back), and records
 // every call as it came in.  ioctl() holds a mutex, so that several
 // threads (o2ctl selftest's workers) may call it at once.
 #pragma once
@@ -17,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,12 +32,20 @@ namespace o2lnd::testing {
 
 struct FakeKernel {
   struct Call {
-    unsigned long cmd;
+    unsigned long cmd;  // the canonical O2LND_IOC_* of its nr (or as passed when unknown)
     o2lnd_ioc_hdr hdr;
-    std::vector<unsigned char> bytes;  // the whole argument as passed in
+    std::vector<unsigned char> bytes;  // the whole argument as passed in (hdr.size bytes)
+    // What the command saw: the argument zero-extended (or cut) to the fake's size.
+    std::vector<unsigned char> seen;
   };
 
+  // VERSION reports abi and abi_min; the other commands accept callers of
+  // abi_min..abi (the module's O2LND_ABI_VERSION_MIN..O2LND_ABI_VERSION).
   std::uint32_t abi = O2LND_ABI_VERSION;
+  std::uint32_t abi_min = O2LND_ABI_VERSION_MIN;
+  // Play a module of ABI 5: VERSION only at its VER0 size (else EINVAL),
+  // its reply without abi_version_min.
+  bool abi5_version = false;
   std::string module_version = "0.1.0-fake";
   int version_err = 0;
   // PING: fills the reply or returns an errno.
@@ -80,13 +93,97 @@ struct FakeKernel {
         std::count_if(calls.begin(), calls.end(), [cmd](const Call& c) { return c.cmd == cmd; }));
   }
 
-  int ioctl(unsigned long cmd, void* arg) {
+  // The command of `nr` and its {VER0 size, size}; nullopt when unknown.
+  struct Cmd {
+    unsigned long cmd;
+    std::uint32_t min_size;
+    std::uint32_t size;
+  };
+  static std::optional<Cmd> command(unsigned long cmd) {
+    if (_IOC_TYPE(cmd) != O2LND_IOC_MAGIC) {
+      return std::nullopt;
+    }
+    for (Cmd c :
+         {Cmd{O2LND_IOC_VERSION, O2LND_IOC_VERSION_SIZE_VER0, sizeof(o2lnd_ioc_version)},
+          Cmd{O2LND_IOC_PING, O2LND_IOC_PING_SIZE_VER0, sizeof(o2lnd_ioc_ping)},
+          Cmd{O2LND_IOC_NET_SHOW, O2LND_IOC_NET_SIZE_VER0, sizeof(o2lnd_ioc_net)},
+          Cmd{O2LND_IOC_PEER_SHOW, O2LND_IOC_PEER_SIZE_VER0, sizeof(o2lnd_ioc_peer)},
+          Cmd{O2LND_IOC_CONN_SHOW, O2LND_IOC_CONN_SIZE_VER0, sizeof(o2lnd_ioc_conn)},
+          Cmd{O2LND_IOC_PEER_CLOSE, O2LND_IOC_PEER_CLOSE_SIZE_VER0, sizeof(o2lnd_ioc_peer_close)},
+          Cmd{O2LND_IOC_FAULT_ADD, O2LND_IOC_FAULT_SIZE_VER0, sizeof(o2lnd_ioc_fault)},
+          Cmd{O2LND_IOC_FAULT_DEL, O2LND_IOC_FAULT_SIZE_VER0, sizeof(o2lnd_ioc_fault)},
+          Cmd{O2LND_IOC_FAULT_LIST, O2LND_IOC_FAULT_SIZE_VER0, sizeof(o2lnd_ioc_fault)},
+          Cmd{O2LND_IOC_BRW, O2LND_IOC_BRW_SIZE_VER0, sizeof(o2lnd_ioc_brw)},
+          Cmd{O2LND_IOC_ROUTE_SHOW, O2LND_IOC_ROUTE_SIZE_VER0, sizeof(o2lnd_ioc_route)},
+          Cmd{O2LND_IOC_ROUTING_SHOW, O2LND_IOC_ROUTING_SIZE_VER0, sizeof(o2lnd_ioc_routing)}}) {
+      if (_IOC_NR(c.cmd) == _IOC_NR(cmd)) {
+        return c;
+      }
+    }
+    return std::nullopt;
+  }
+
+  int ioctl(unsigned long raw_cmd, void* arg) {
     std::lock_guard lock(ioctl_mutex_);
-    auto* hdr = static_cast<o2lnd_ioc_hdr*>(arg);
-    Call call{cmd, *hdr, {}};
     const auto* p = static_cast<const unsigned char*>(arg);
-    call.bytes.assign(p, p + _IOC_SIZE(cmd));
+    o2lnd_ioc_hdr uhdr{};
+    std::memcpy(&uhdr, p, sizeof(uhdr));
+    auto c = command(raw_cmd);
+    Call call{c ? c->cmd : raw_cmd, uhdr, {}, {}};
+    bool size_ok =
+        c && uhdr.size >= c->min_size && uhdr.size % 8 == 0 && uhdr.size <= O2LND_IOC_MAX_SIZE;
+    call.bytes.assign(p, p + (size_ok ? uhdr.size : sizeof(uhdr)));
+    if (!c) {
+      calls.push_back(call);
+      return ENOTTY;
+    }
+    if (auto it = fail.find(c->cmd); it != fail.end() && c->cmd != O2LND_IOC_VERSION) {
+      calls.push_back(call);
+      return it->second;
+    }
+    if (!size_ok ||
+        (abi5_version && c->cmd == O2LND_IOC_VERSION && uhdr.size != O2LND_IOC_VERSION_SIZE_VER0)) {
+      calls.push_back(call);
+      return uhdr.size > O2LND_IOC_MAX_SIZE && uhdr.size % 8 == 0 && uhdr.size >= c->min_size
+                 ? E2BIG
+                 : EINVAL;
+    }
+    // copy_struct_from_user(): zero-extend, or the unknown tail must be 0.
+    std::vector<unsigned char> k(c->size, 0);
+    std::memcpy(k.data(), p, std::min<std::size_t>(uhdr.size, c->size));
+    if (c->cmd != O2LND_IOC_VERSION && uhdr.size > c->size &&
+        !std::all_of(p + c->size, p + uhdr.size, [](unsigned char b) { return b == 0; })) {
+      calls.push_back(call);
+      return E2BIG;
+    }
+    call.seen = k;
     calls.push_back(call);
+    if (c->cmd != O2LND_IOC_VERSION && (uhdr.abi_version < abi_min || uhdr.abi_version > abi)) {
+      return EPROTO;
+    }
+    if (c->cmd != O2LND_IOC_VERSION && (uhdr.flags != 0 || uhdr.reserved != 0)) {
+      return EINVAL;
+    }
+    int rc = serve(c->cmd, k.data());
+    if (rc == 0) {
+      auto out = static_cast<std::uint32_t>(std::min<std::size_t>(uhdr.size, c->size));
+      if (abi5_version && c->cmd == O2LND_IOC_VERSION) {
+        out = O2LND_IOC_VERSION_SIZE_VER0;
+      }
+      auto* h = reinterpret_cast<o2lnd_ioc_hdr*>(k.data());  // NOLINT(*-reinterpret-cast)
+      h->abi_version = abi;
+      h->size = out;
+      h->flags = 0;
+      h->reserved = 0;
+      std::memcpy(arg, k.data(), out);
+    }
+    return rc;
+  }
+
+ private:
+  // One command on the checked, zero-extended copy `arg` (the fake's size).
+  int serve(unsigned long cmd, void* arg) {
+    auto* hdr = static_cast<o2lnd_ioc_hdr*>(arg);
     switch (cmd) {
       case O2LND_IOC_VERSION: {
         if (version_err != 0) {
@@ -94,6 +191,7 @@ struct FakeKernel {
         }
         auto* v = static_cast<o2lnd_ioc_version*>(arg);
         v->abi_version = abi;
+        v->abi_version_min = abi5_version ? 0 : abi_min;
         std::memset(v->module_version, 0, sizeof(v->module_version));
         // Deliberately not NUL-terminated when the string fills the field.
         std::copy_n(module_version.begin(),
@@ -105,12 +203,8 @@ struct FakeKernel {
         return on_ping(*static_cast<o2lnd_ioc_ping*>(arg));
       case O2LND_IOC_BRW: {
         auto* b = static_cast<o2lnd_ioc_brw*>(arg);
-        if (hdr->abi_version != O2LND_ABI_VERSION) {
-          return EPROTO;
-        }
-        if (hdr->size != sizeof(*b) || hdr->flags != 0 || hdr->reserved != 0 || b->pad != 0 ||
-            (b->op != O2LND_BRW_WRITE && b->op != O2LND_BRW_READ) || b->size > O2LND_BRW_MAX_SIZE ||
-            (b->flags & ~std::uint32_t{O2LND_BRW_F_CHECK}) != 0 ||
+        if (b->pad != 0 || (b->op != O2LND_BRW_WRITE && b->op != O2LND_BRW_READ) ||
+            b->size > O2LND_BRW_MAX_SIZE || (b->flags & ~std::uint32_t{O2LND_BRW_F_CHECK}) != 0 ||
             b->timeout_ms > O2LND_PING_TIMEOUT_MAX_MS) {
           return EINVAL;
         }
@@ -139,20 +233,6 @@ struct FakeKernel {
       default:
         break;
     }
-    if (cmd != O2LND_IOC_PEER_SHOW && cmd != O2LND_IOC_CONN_SHOW && cmd != O2LND_IOC_PEER_CLOSE &&
-        cmd != O2LND_IOC_FAULT_ADD && cmd != O2LND_IOC_FAULT_DEL && cmd != O2LND_IOC_FAULT_LIST &&
-        cmd != O2LND_IOC_ROUTE_SHOW && cmd != O2LND_IOC_ROUTING_SHOW) {
-      return ENOTTY;
-    }
-    if (auto it = fail.find(cmd); it != fail.end()) {
-      return it->second;
-    }
-    if (hdr->abi_version != O2LND_ABI_VERSION) {
-      return EPROTO;
-    }
-    if (hdr->size != _IOC_SIZE(cmd) || hdr->flags != 0 || hdr->reserved != 0) {
-      return EINVAL;
-    }
     switch (cmd) {
       case O2LND_IOC_PEER_SHOW:
         return show(*static_cast<o2lnd_ioc_peer*>(arg), peers);
@@ -177,7 +257,6 @@ struct FakeKernel {
     }
   }
 
- private:
   std::mutex ioctl_mutex_;
 
   template <typename T>

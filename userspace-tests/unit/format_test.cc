@@ -120,7 +120,7 @@ TEST(FormatNetShow, VerboseAddsStatisticsTunablesAndRdmaDetails) {
   n.concurrent_sends = 16;
   n.keepalive_s = 100;
   n.tx_timeouts = 21;
-  n.queue_full_drops = 22;
+  n.tx_no_credit_drops = 22;
   n.keepalives = 23;
   n.early_replies = 24;
   n.rdma_bytes = 1048576;

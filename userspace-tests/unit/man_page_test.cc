@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "o2ctl/cli.h"
+#include "o2lnd/counters.h"
 #include "o2lnd/names.h"
 
 #ifndef O2CTL_MAN_PAGE
@@ -87,6 +88,23 @@ TEST(ManPage, DocumentsTheCreditAndHealthKeys) {
         "TAKEN"}) {
     EXPECT_NE(page.find(key), std::string::npos) << key;
   }
+}
+
+// Every counter of the uapi lists (include/uapi/o2lnd_counters.h): a new
+// counter is a list line and its man page words.
+TEST(ManPage, DocumentsEveryCounterOfTheUapiLists) {
+  std::string page = plain(man_page());
+  auto check = [&](std::string_view list, const auto& counters) {
+    for (const auto& c : counters) {
+      EXPECT_NE(page.find(std::string(c.key)), std::string::npos)
+          << list << ": " << c.name << " (key \"" << c.key << "\") is not in the man page";
+    }
+  };
+  check("O2LND_NI_COUNTERS", o2lnd::kNiCounters);
+  check("O2LND_PEER_COUNTERS", o2lnd::kPeerCounters);
+  check("O2LND_CONN_COUNTERS", o2lnd::kConnCounters);
+  check("O2LND_ROUTE_COUNTERS", o2lnd::kRouteCounters);
+  check("O2LND_ROUTING_COUNTERS", o2lnd::kRoutingCounters);
 }
 
 }  // namespace

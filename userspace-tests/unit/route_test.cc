@@ -392,6 +392,7 @@ TEST_F(RouteTest, RoutingShowErrors) {
 TEST_F(RouteTest, RouteAndRoutingRefuseAModuleOfAnotherAbi) {
   for (std::uint32_t abi : {O2LND_ABI_VERSION - 1U, O2LND_ABI_VERSION + 1U}) {
     kernel_->abi = abi;
+    kernel_->abi_min = abi;  // accepts only its own
     for (std::vector<std::string_view> args :
          {std::vector<std::string_view>{"route", "show"}, {"routing", "show"}}) {
       EXPECT_EQ(o2ctl(args), kExitFailure) << args[0];

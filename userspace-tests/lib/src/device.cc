@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
@@ -185,7 +186,11 @@ std::string_view status_name(std::uint32_t status) {
 }
 
 VersionInfo decode(const o2lnd_ioc_version& reply) {
-  return VersionInfo{reply.abi_version, field(reply.module_version)};
+  // An ABI 5 module's reply ends before abi_version_min (hdr.size says so).
+  bool has_min = reply.hdr.size >=
+                 offsetof(o2lnd_ioc_version, abi_version_min) + sizeof(reply.abi_version_min);
+  std::uint32_t min = has_min ? reply.abi_version_min : reply.abi_version;
+  return VersionInfo{reply.abi_version, field(reply.module_version), min};
 }
 
 PingResult decode(const o2lnd_ioc_ping& reply) {
@@ -202,130 +207,101 @@ PingResult decode(const o2lnd_ioc_ping& reply) {
 }
 
 NetInfo decode(const o2lnd_ioc_net& reply) {
-  NetInfo ni;
-  ni.index = reply.index;
-  ni.count = reply.count;
-  ni.nid = Nid(reply.nid);
-  ni.status = reply.status;
-  ni.net = field(reply.net);
-  ni.ifname = field(reply.ifname);
-  ni.devname = field(reply.devname);
-  ni.incarnation = reply.incarnation;
-  ni.peer_credits = reply.peer_credits;
-  ni.credits = reply.credits;
-  ni.timeout_s = reply.timeout_s;
-  ni.max_msg_size = reply.max_msg_size;
-  ni.npeers = reply.npeers;
-  ni.nconns = reply.nconns;
-  ni.nconns_established = reply.nconns_established;
-  ni.send_count = reply.send_count;
-  ni.recv_count = reply.recv_count;
-  ni.drop_count = reply.drop_count;
-  ni.send_bytes = reply.send_bytes;
-  ni.recv_bytes = reply.recv_bytes;
-  ni.connects_active = reply.connects_active;
-  ni.connects_passive = reply.connects_passive;
-  ni.rejects_sent = reply.rejects_sent;
-  ni.rejects_received = reply.rejects_received;
-  ni.error_count = reply.error_count;
-  ni.tx_credits = reply.tx_credits;
-  ni.tx_credits_min = reply.tx_credits_min;
-  ni.tx_queued = reply.tx_queued;
-  ni.ntx = reply.ntx;
-  ni.tx_live = reply.tx_live;
-  ni.peer_credits_hiw = reply.peer_credits_hiw;
-  ni.concurrent_sends = reply.concurrent_sends;
-  ni.keepalive_s = reply.keepalive_s;
-  ni.tx_timeouts = reply.tx_timeouts;
-  ni.queue_full_drops = reply.tx_no_credit_drops;
-  ni.keepalives = reply.keepalives;
-  ni.early_replies = reply.early_replies;
-  ni.max_immediate = reply.max_immediate;
-  ni.max_frags = reply.max_frags;
-  ni.mr_pool_size = reply.mr_pool_size;
-  ni.mr_pool_used = reply.mr_pool_used;
-  ni.mr_max_pages = reply.mr_max_pages;
-  ni.cksum = reply.cksum;
-  ni.mr_recovered = reply.mr_recovered;
-  ni.rdma_bytes = reply.rdma_bytes;
-  ni.bulk_errors = reply.bulk_errors;
-  return ni;
+  NetInfo out;
+  out.index = reply.index;
+  out.count = reply.count;
+  out.nid = Nid(reply.nid);
+  out.status = reply.status;
+  out.net = field(reply.net);
+  out.ifname = field(reply.ifname);
+  out.devname = field(reply.devname);
+  out.incarnation = reply.incarnation;
+  out.peer_credits = reply.peer_credits;
+  out.credits = reply.credits;
+  out.timeout_s = reply.timeout_s;
+  out.max_msg_size = reply.max_msg_size;
+  out.npeers = reply.npeers;
+  out.nconns = reply.nconns;
+  out.nconns_established = reply.nconns_established;
+  out.tx_credits = reply.tx_credits;
+  out.tx_credits_min = reply.tx_credits_min;
+  out.tx_queued = reply.tx_queued;
+  out.ntx = reply.ntx;
+  out.tx_live = reply.tx_live;
+  out.peer_credits_hiw = reply.peer_credits_hiw;
+  out.concurrent_sends = reply.concurrent_sends;
+  out.keepalive_s = reply.keepalive_s;
+  out.max_immediate = reply.max_immediate;
+  out.max_frags = reply.max_frags;
+  out.mr_pool_size = reply.mr_pool_size;
+  out.mr_pool_used = reply.mr_pool_used;
+  out.mr_max_pages = reply.mr_max_pages;
+  out.cksum = reply.cksum;
+  out.mr_recovered = reply.mr_recovered;
+  O2LND_NI_COUNTERS(O2LND_CXX_COUNTER_COPY)
+  return out;
 }
 
 PeerInfo decode(const o2lnd_ioc_peer& reply) {
-  PeerInfo p;
-  p.ni_index = reply.ni_index;
-  p.index = reply.index;
-  p.count = reply.count;
-  p.state = reply.state;
-  p.nid = Nid(reply.nid);
-  p.incarnation = reply.incarnation;
-  std::copy_n(std::begin(reply.conns), p.conns.size(), p.conns.begin());
-  p.races_received = reply.races_received;
-  p.races_sent = reply.races_sent;
-  p.connects = reply.connects;
-  p.connect_failures = reply.connect_failures;
-  p.rejects_sent = reply.rejects_sent;
-  p.rejects_received = reply.rejects_received;
-  p.last_error = reply.last_error;
-  p.last_reject = reply.last_reject;
-  p.next_retry_ms = reply.next_retry_ms;
-  p.backoff_ms = reply.backoff_ms;
-  p.tx_queued = reply.tx_queued;
-  p.stale_closes = reply.stale_closes;
-  p.phase_timeouts = reply.phase_timeouts;
-  p.send_count = reply.send_count;
-  p.recv_count = reply.recv_count;
-  p.drop_count = reply.drop_count;
-  p.error_count = reply.error_count;
-  p.send_bytes = reply.send_bytes;
-  p.recv_bytes = reply.recv_bytes;
-  p.tx_credits = reply.tx_credits;
-  p.tx_credits_max = reply.tx_credits_max;
-  p.tx_credits_min = reply.tx_credits_min;
-  p.credit_queued = reply.credit_queued;
-  p.health = reply.health;
-  p.failures = reply.failures;
-  p.downs = reply.downs;
-  p.alive_ms = reply.alive_ms;
-  p.tx_timeouts = reply.tx_timeouts;
-  p.rtr_credits = reply.rtr_credits;
-  p.rtr_credits_max = reply.rtr_credits_max;
-  p.rtr_credits_min = reply.rtr_credits_min;
-  p.rtr_queued = reply.rtr_queued;
-  return p;
+  PeerInfo out;
+  out.ni_index = reply.ni_index;
+  out.index = reply.index;
+  out.count = reply.count;
+  out.state = reply.state;
+  out.nid = Nid(reply.nid);
+  out.incarnation = reply.incarnation;
+  std::copy_n(std::begin(reply.conns), out.conns.size(), out.conns.begin());
+  out.last_error = reply.last_error;
+  out.last_reject = reply.last_reject;
+  out.next_retry_ms = reply.next_retry_ms;
+  out.backoff_ms = reply.backoff_ms;
+  out.tx_queued = reply.tx_queued;
+  out.tx_credits = reply.tx_credits;
+  out.tx_credits_max = reply.tx_credits_max;
+  out.tx_credits_min = reply.tx_credits_min;
+  out.credit_queued = reply.credit_queued;
+  out.health = reply.health;
+  out.failures = reply.failures;
+  out.downs = reply.downs;
+  out.alive_ms = reply.alive_ms;
+  out.rtr_credits = reply.rtr_credits;
+  out.rtr_credits_max = reply.rtr_credits_max;
+  out.rtr_credits_min = reply.rtr_credits_min;
+  out.rtr_queued = reply.rtr_queued;
+  O2LND_PEER_COUNTERS(O2LND_CXX_COUNTER_COPY)
+  return out;
 }
 
 ConnInfo decode(const o2lnd_ioc_conn& reply) {
-  ConnInfo c;
-  c.ni_index = reply.ni_index;
-  c.index = reply.index;
-  c.count = reply.count;
-  c.state = reply.state;
-  c.peer_nid = Nid(reply.peer_nid);
-  c.peer_stamp = reply.peer_stamp;
-  c.phase = reply.phase;
-  c.active = reply.active != 0;
-  c.age_ms = reply.age_ms;
-  c.deadline_ms = reply.deadline_ms;
-  c.queue_depth = reply.queue_depth;
-  c.max_frags = reply.max_frags;
-  c.credits = reply.credits;
-  c.outstanding = reply.outstanding;
-  c.nposted = reply.nposted;
-  c.tx_queued = reply.tx_queued;
-  c.error = reply.error;
-  c.qp_num = reply.qp_num;
-  c.nrx = reply.nrx;
-  c.reserved_credits = reply.reserved_credits;
-  c.concurrent_sends = reply.concurrent_sends;
-  c.sq_size = reply.sq_size;
-  c.sq_free = reply.sq_free;
-  c.noops_posted = reply.noops_posted;
-  c.noops_queued = reply.noops_queued;
-  c.idle_ms = reply.idle_ms;
-  c.keepalives = reply.keepalives;
-  return c;
+  ConnInfo out;
+  out.ni_index = reply.ni_index;
+  out.index = reply.index;
+  out.count = reply.count;
+  out.state = reply.state;
+  out.peer_nid = Nid(reply.peer_nid);
+  out.peer_stamp = reply.peer_stamp;
+  out.phase = reply.phase;
+  out.active = reply.active != 0;
+  out.age_ms = reply.age_ms;
+  out.deadline_ms = reply.deadline_ms;
+  out.queue_depth = reply.queue_depth;
+  out.max_frags = reply.max_frags;
+  out.credits = reply.credits;
+  out.outstanding = reply.outstanding;
+  out.nposted = reply.nposted;
+  out.tx_queued = reply.tx_queued;
+  out.error = reply.error;
+  out.qp_num = reply.qp_num;
+  out.nrx = reply.nrx;
+  out.reserved_credits = reply.reserved_credits;
+  out.concurrent_sends = reply.concurrent_sends;
+  out.sq_size = reply.sq_size;
+  out.sq_free = reply.sq_free;
+  out.noops_posted = reply.noops_posted;
+  out.noops_queued = reply.noops_queued;
+  out.idle_ms = reply.idle_ms;
+  O2LND_CONN_COUNTERS(O2LND_CXX_COUNTER_COPY)
+  return out;
 }
 
 FaultRule decode(const o2lnd_ioc_fault& reply) {
@@ -357,8 +333,8 @@ RouteInfo decode(const o2lnd_ioc_route& reply) {
   r.gateway = Nid(reply.gateway);
   r.priority = reply.priority;
   r.gw_health = reply.gw_health;
-  r.sent = reply.sent;
-  r.dropped = reply.dropped;
+  RouteInfo& out = r;
+  O2LND_ROUTE_COUNTERS(O2LND_CXX_COUNTER_COPY)
   return r;
 }
 
@@ -374,13 +350,8 @@ RoutingInfo decode(const o2lnd_ioc_routing& reply) {
     const auto& in = reply.pools[i];  // NOLINT(*-constant-array-index)
     r.pools[i] = RtrPool{in.nbuffers, in.buffer_size, in.credits, in.min_credits, in.taken};
   }
-  r.forwarded = reply.forwarded;
-  r.forwarded_bytes = reply.forwarded_bytes;
-  r.dropped_no_route = reply.dropped_no_route;
-  r.dropped_down = reply.dropped_down;
-  r.dropped_timeout = reply.dropped_timeout;
-  r.dropped_closed = reply.dropped_closed;
-  r.dropped_error = reply.dropped_error;
+  RoutingInfo& out = r;
+  O2LND_ROUTING_COUNTERS(O2LND_CXX_COUNTER_COPY)
   return r;
 }
 
@@ -409,7 +380,7 @@ Result<Device> Device::attach(std::unique_ptr<Backend> backend, std::string_view
   if (!info) {
     return info.error();
   }
-  if (info->abi_version != O2LND_ABI_VERSION) {
+  if (!info->accepts(O2LND_ABI_VERSION)) {
     return Error{EPROTO, "o2lnd module ABI " + std::to_string(info->abi_version) + ", " +
                              dev.client_ + " speaks ABI " + std::to_string(O2LND_ABI_VERSION) +
                              ": upgrade " + dev.client_ + " or load a matching module"};
@@ -420,7 +391,14 @@ Result<Device> Device::attach(std::unique_ptr<Backend> backend, std::string_view
 
 Result<VersionInfo> Device::version() {
   auto arg = make_arg<o2lnd_ioc_version>();
-  if (int err = backend_->ioctl(O2LND_IOC_VERSION, &arg); err != 0) {
+  int err = backend_->ioctl(O2LND_IOC_VERSION, &arg);
+  if (err == EINVAL) {
+    // A module before ABI 6 takes only the struct of its own size.
+    arg = make_arg<o2lnd_ioc_version>();
+    arg.hdr.size = O2LND_IOC_VERSION_SIZE_VER0;
+    err = backend_->ioctl(O2LND_IOC_VERSION, &arg);
+  }
+  if (err != 0) {
     std::string message = "O2LND_IOC_VERSION on " + backend_->name() + ": " + std::strerror(err);
     if (err == ENOTTY || err == EINVAL) {
       message += " (is " + backend_->name() + " an o2lnd device?)";

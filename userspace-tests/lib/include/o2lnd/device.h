@@ -1,6 +1,8 @@
 // Device: the o2lnd char device, typed.  Every call fills the ioctl header
 // (abi_version = O2LND_ABI_VERSION, size = sizeof the struct, flags and
-// reserved 0) and zeroes every other input byte.
+// reserved 0) and zeroes every other input byte.  The counters of NetInfo,
+// PeerInfo, ConnInfo, RouteInfo and RoutingInfo are generated from the
+// uapi's lists (o2lnd/counters.h), under their uapi names.
 #pragma once
 
 #include <linux/types.h>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "o2lnd/backend.h"
+#include "o2lnd/counters.h"
 #include "o2lnd/names.h"
 #include "o2lnd/nid.h"
 #include "o2lnd/result.h"
@@ -29,6 +32,14 @@ inline constexpr std::uint32_t kAbiVersion = O2LND_ABI_VERSION;
 struct VersionInfo {
   std::uint32_t abi_version = 0;  // the module's
   std::string module_version;
+  // The oldest ABI the module accepts (ABI 6); an ABI 5 module accepts only
+  // its own, so this is abi_version when its reply did not have it.
+  std::uint32_t abi_version_min = 0;
+
+  // Whether the module accepts callers built for ABI `abi`.
+  [[nodiscard]] bool accepts(std::uint32_t abi) const {
+    return abi >= abi_version_min && abi <= abi_version;
+  }
 };
 
 // An NI status word as the module reports it: "up", "down", or "unknown".
@@ -68,16 +79,9 @@ struct NetInfo {
   std::uint32_t npeers = 0;
   std::uint32_t nconns = 0;
   std::uint32_t nconns_established = 0;
-  std::uint64_t send_count = 0;
-  std::uint64_t recv_count = 0;
-  std::uint64_t drop_count = 0;
-  std::uint64_t send_bytes = 0;
-  std::uint64_t recv_bytes = 0;
-  std::uint64_t connects_active = 0;
-  std::uint64_t connects_passive = 0;
-  std::uint64_t rejects_sent = 0;
-  std::uint64_t rejects_received = 0;
-  std::uint64_t error_count = 0;  // send errors, timeouts, protocol errors
+  // Every counter of O2LND_NI_COUNTERS (send_count, ..., tx_no_credit_drops,
+  // ..., bulk_errors).
+  O2LND_NI_COUNTERS(O2LND_CXX_COUNTER)
   // NI tx credits (ABI 3): `credits` when idle; below 0, that many
   // messages wait for one.
   std::int32_t tx_credits = 0;
@@ -88,10 +92,6 @@ struct NetInfo {
   std::uint32_t peer_credits_hiw = 0;  // tunable: credits owed before a NOOP
   std::uint32_t concurrent_sends = 0;  // tunable: Sends in flight per connection
   std::uint32_t keepalive_s = 0;       // tunable: idle s before a keepalive (0: off)
-  std::uint64_t tx_timeouts = 0;       // messages failed: deadline passed
-  std::uint64_t queue_full_drops = 0;  // tx_no_credit_drops: refused, a queue bound reached
-  std::uint64_t keepalives = 0;        // keepalive NOOPs sent
-  std::uint64_t early_replies = 0;     // replies before their request's Send completion
   // Bulk transfers (ABI 4).
   std::uint32_t max_immediate = 0;  // largest payload sent inline; larger ones go by RDMA
   std::uint32_t max_frags = 0;      // RDMA fragments offered at connect
@@ -100,8 +100,6 @@ struct NetInfo {
   std::uint32_t mr_max_pages = 0;   // pages one MR maps
   std::uint32_t cksum = 0;          // tunable: message checksums on (1) or off (0)
   std::uint64_t mr_recovered = 0;   // MRs replaced after a failed invalidation
-  std::uint64_t rdma_bytes = 0;     // payload bytes moved by RDMA write
-  std::uint64_t bulk_errors = 0;    // bulk transfers failed
 
   [[nodiscard]] bool up() const { return status == O2LND_NI_STATUS_UP; }
 };
@@ -116,26 +114,14 @@ struct PeerInfo {
   Nid nid;
   std::uint64_t incarnation = 0;
   std::array<std::uint32_t, O2LND_CONN_NSTATES> conns{};  // by O2LND_CONN_*
-  std::uint32_t races_received = 0;
-  std::uint32_t races_sent = 0;
-  std::uint32_t connects = 0;
-  std::uint32_t connect_failures = 0;
-  std::uint32_t rejects_sent = 0;
-  std::uint32_t rejects_received = 0;
+  // Every counter of O2LND_PEER_COUNTERS (races_received, ..., send_count,
+  // ..., tx_timeouts).
+  O2LND_PEER_COUNTERS(O2LND_CXX_COUNTER)
   std::int32_t last_error = 0;    // negative errno, 0 if none
   std::uint32_t last_reject = 0;  // O2LND_REJECT_*, 0 if none
   std::uint32_t next_retry_ms = 0;
   std::uint32_t backoff_ms = 0;
   std::uint32_t tx_queued = 0;
-  std::uint32_t stale_closes = 0;
-  std::uint32_t phase_timeouts = 0;
-  // Traffic with it.
-  std::uint64_t send_count = 0;   // messages sent (Send completed)
-  std::uint64_t recv_count = 0;   // messages received
-  std::uint64_t drop_count = 0;   // messages from it dropped
-  std::uint64_t error_count = 0;  // failed sends and its protocol errors
-  std::uint64_t send_bytes = 0;
-  std::uint64_t recv_bytes = 0;
   // Credits and health (ABI 3).
   std::int32_t tx_credits = 0;  // available now; below 0, that many wait
   std::uint32_t tx_credits_max = 0;
@@ -145,7 +131,6 @@ struct PeerInfo {
   std::uint32_t failures = 0;              // in a row
   std::uint32_t downs = 0;                 // times marked down
   std::uint32_t alive_ms = kAliveNever;    // ms since last heard from
-  std::uint64_t tx_timeouts = 0;
   // Router buffer credits of the peer on a router (ABI 5): rtr_credits_max
   // (peer_buffer_credits) when idle; below 0, that many of its messages
   // wait for one.
@@ -193,23 +178,22 @@ struct ConnInfo {
   std::uint32_t concurrent_sends = 0;  // cap on nposted
   std::uint32_t sq_size = 0;           // send-queue slots of the QP
   std::uint32_t sq_free = 0;
-  std::uint32_t noops_posted = 0;  // NOOPs posted, not completed (at most 2)
-  std::uint32_t noops_queued = 0;  // NOOPs and credit-less messages waiting
-  std::uint32_t idle_ms = 0;       // since the last Send was posted
-  std::uint32_t keepalives = 0;    // keepalive NOOPs sent on it
+  std::uint32_t noops_posted = 0;         // NOOPs posted, not completed (at most 2)
+  std::uint32_t noops_queued = 0;         // NOOPs and credit-less messages waiting
+  std::uint32_t idle_ms = 0;              // since the last Send was posted
+  O2LND_CONN_COUNTERS(O2LND_CXX_COUNTER)  // keepalives
 };
 
 // One route (O2LND_IOC_ROUTE_SHOW).
 struct RouteInfo {
   std::uint32_t index = 0;
-  std::uint32_t count = 0;      // routes configured when this one was read
-  std::uint32_t net = 0;        // the remote network (high 32 bits of its NIDs)
-  std::uint32_t hops = 0;       // 1 unless given
-  Nid gateway;                  // on a local network
-  std::uint32_t priority = 0;   // 0 highest
-  std::uint32_t gw_health = 0;  // O2LND_HEALTH_* of the gateway peer
-  std::uint64_t sent = 0;       // messages sent through this route
-  std::uint64_t dropped = 0;    // dropped because its gateway was down
+  std::uint32_t count = 0;                 // routes configured when this one was read
+  std::uint32_t net = 0;                   // the remote network (high 32 bits of its NIDs)
+  std::uint32_t hops = 0;                  // 1 unless given
+  Nid gateway;                             // on a local network
+  std::uint32_t priority = 0;              // 0 highest
+  std::uint32_t gw_health = 0;             // O2LND_HEALTH_* of the gateway peer
+  O2LND_ROUTE_COUNTERS(O2LND_CXX_COUNTER)  // sent, dropped
 
   [[nodiscard]] bool up() const { return gw_health == O2LND_HEALTH_UP; }
 };
@@ -232,13 +216,7 @@ struct RoutingInfo {
   std::uint32_t waiting_max = 0;  // the most ever waiting at once
   std::uint32_t held_rx = 0;      // receive buffers held by waiting messages
   std::array<RtrPool, O2LND_RTR_NPOOLS> pools{};  // by O2LND_RTR_*
-  std::uint64_t forwarded = 0;
-  std::uint64_t forwarded_bytes = 0;
-  std::uint64_t dropped_no_route = 0;
-  std::uint64_t dropped_down = 0;
-  std::uint64_t dropped_timeout = 0;
-  std::uint64_t dropped_closed = 0;
-  std::uint64_t dropped_error = 0;
+  O2LND_ROUTING_COUNTERS(O2LND_CXX_COUNTER)       // forwarded, ..., dropped_error
 };
 
 // One bulk RPC of the selftest service (O2LND_IOC_BRW).
@@ -323,13 +301,15 @@ class Device {
                              std::string_view client = "libo2lnd");
 
   // Takes over `backend` and asks the module its ABI (O2LND_IOC_VERSION).
-  // Fails with EPROTO when the module speaks another ABI:
-  //   "o2lnd module ABI 2, o2ctl speaks ABI 1: upgrade o2ctl or load a
+  // Fails with EPROTO when the module does not accept this ABI (it accepts
+  // abi_version_min..abi_version):
+  //   "o2lnd module ABI 5, o2ctl speaks ABI 6: upgrade o2ctl or load a
   //    matching module"
   static Result<Device> attach(std::unique_ptr<Backend> backend,
                                std::string_view client = "libo2lnd");
 
-  // Asks the module again (O2LND_IOC_VERSION).
+  // Asks the module again (O2LND_IOC_VERSION).  A module older than ABI 6
+  // refuses the larger struct (EINVAL): asked again with the ABI 5 one.
   Result<VersionInfo> version();
   // What the module said when the device was opened.
   [[nodiscard]] const VersionInfo& module_info() const { return info_; }
