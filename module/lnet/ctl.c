@@ -53,127 +53,6 @@ static_assert(offsetof(struct o2lnd_ioc_conn, keepalives) == 132);
 static_assert(offsetof(struct o2lnd_ioc_route, sent) == 48);
 static_assert(offsetof(struct o2lnd_ioc_routing, forwarded) == 112);
 
-/*
- * ---- counters, from the uapi lists ----
- *
- * For each list, tables in its order: where each counter is in the uapi
- * struct (and its size), and where the kernel keeps it (and its size: an
- * atomic64_t or a u32).  A counter the kernel does not keep under the
- * list's name does not compile.
- */
-struct o2_ctl_ctr {
-	u16 off;
-	u16 size;
-};
-
-struct o2_ctl_ctrs {
-	const struct o2_ctl_ctr *uapi;
-	const u16 *koff;
-	const u8 *ksize;
-	unsigned int n;
-};
-
-static void o2_ctl_counters(void *out, const void *obj,
-			    const struct o2_ctl_ctrs *t)
-{
-	const void *k;
-	unsigned int i;
-	u64 v;
-
-	for (i = 0; i < t->n; i++) {
-		k = obj + t->koff[i];
-		if (t->ksize[i] == sizeof(atomic64_t))
-			v = atomic64_read(k);
-		else
-			v = READ_ONCE(*(const u32 *)k);
-		if (t->uapi[i].size == sizeof(u64))
-			*(u64 *)(out + t->uapi[i].off) = v;
-		else
-			*(u32 *)(out + t->uapi[i].off) = v;
-	}
-}
-
-/* the tables <p>_u, <p>_ko and <p>_ks of a list */
-#define O2_CTL_CTRS(p)							\
-	{ .uapi = p##_u, .koff = p##_ko, .ksize = p##_ks,		\
-	  .n = ARRAY_SIZE(p##_u) }
-
-#define O2_NI_U(type, name, view, key, doc)				\
-	{ offsetof(struct o2lnd_ioc_net, name), sizeof(type) },
-#define O2_NI_KO(type, name, view, key, doc)				\
-	offsetof(struct o2_ni, stats.name),
-#define O2_NI_KS(type, name, view, key, doc)				\
-	sizeof_field(struct o2_ni, stats.name),
-
-static const struct o2_ctl_ctr o2_ni_u[] = { O2LND_NI_COUNTERS(O2_NI_U) };
-static const u16 o2_ni_ko[] = { O2LND_NI_COUNTERS(O2_NI_KO) };
-static const u8 o2_ni_ks[] = { O2LND_NI_COUNTERS(O2_NI_KS) };
-static const struct o2_ctl_ctrs o2_ni_ctrs = O2_CTL_CTRS(o2_ni);
-
-/* a peer keeps its __u32 counters in @n, its __u64 ones in @st */
-#define O2_PEER_BLK___u32	n
-#define O2_PEER_BLK___u64	st
-#define O2_PEER_KO_IN(blk, name)	offsetof(struct o2_peer, blk.name)
-#define O2_PEER_KS_IN(blk, name)	sizeof_field(struct o2_peer, blk.name)
-#define O2_PEER_U(type, name, view, key, doc)				\
-	{ offsetof(struct o2lnd_ioc_peer, name), sizeof(type) },
-#define O2_PEER_KO(type, name, view, key, doc)				\
-	O2_PEER_KO_IN(O2_PEER_BLK_##type, name),
-#define O2_PEER_KS(type, name, view, key, doc)				\
-	O2_PEER_KS_IN(O2_PEER_BLK_##type, name),
-
-static const struct o2_ctl_ctr o2_peer_u[] = {
-	O2LND_PEER_COUNTERS(O2_PEER_U)
-};
-
-static const u16 o2_peer_ko[] = { O2LND_PEER_COUNTERS(O2_PEER_KO) };
-static const u8 o2_peer_ks[] = { O2LND_PEER_COUNTERS(O2_PEER_KS) };
-static const struct o2_ctl_ctrs o2_peer_ctrs =
-	O2_CTL_CTRS(o2_peer);
-
-#define O2_CONN_U(type, name, view, key, doc)				\
-	{ offsetof(struct o2lnd_ioc_conn, name), sizeof(type) },
-#define O2_CONN_KO(type, name, view, key, doc)				\
-	offsetof(struct o2_conn, name),
-#define O2_CONN_KS(type, name, view, key, doc)				\
-	sizeof_field(struct o2_conn, name),
-
-static const struct o2_ctl_ctr o2_conn_u[] = {
-	O2LND_CONN_COUNTERS(O2_CONN_U)
-};
-
-static const u16 o2_conn_ko[] = { O2LND_CONN_COUNTERS(O2_CONN_KO) };
-static const u8 o2_conn_ks[] = { O2LND_CONN_COUNTERS(O2_CONN_KS) };
-static const struct o2_ctl_ctrs o2_conn_ctrs =
-	O2_CTL_CTRS(o2_conn);
-
-static void o2_ctl_ni_counters(struct o2_ni *ni, struct o2lnd_ioc_net *out)
-{
-	o2_ctl_counters(out, ni, &o2_ni_ctrs);
-}
-
-/**
- * o2_ctl_peer_counters() - fill the O2LND_PEER_COUNTERS of PEER_SHOW
- * @peer: the peer (its NI's lock held: the __u32 counters)
- * @out: the reply
- */
-void o2_ctl_peer_counters(const struct o2_peer *peer,
-			  struct o2lnd_ioc_peer *out)
-{
-	o2_ctl_counters(out, peer, &o2_peer_ctrs);
-}
-
-/**
- * o2_ctl_conn_counters() - fill the O2LND_CONN_COUNTERS of CONN_SHOW
- * @conn: the conn (its lock held)
- * @out: the reply
- */
-void o2_ctl_conn_counters(const struct o2_conn *conn,
-			  struct o2lnd_ioc_conn *out)
-{
-	o2_ctl_counters(out, conn, &o2_conn_ctrs);
-}
-
 /* ---- handlers: @arg is the checked, zero-extended kernel copy ---- */
 
 static void o2_ctl_clear(void *arg, size_t size)
@@ -270,7 +149,6 @@ static long o2_ctl_net_show(void *arg)
 		if (ni->index != index - 1)
 			continue;
 		o2_ni_stats(ni, n);
-		o2_ctl_ni_counters(ni, n);
 		n->count = o2_nnis + 1;
 		return 0;
 	}

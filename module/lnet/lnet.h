@@ -98,9 +98,5 @@ int o2_peer_close(u64 nid, u64 local_nid, u32 *closed);
 /* ctl.c */
 int o2_ctl_init(void);
 void o2_ctl_exit(void);
-void o2_ctl_peer_counters(const struct o2_peer *peer,
-			  struct o2lnd_ioc_peer *out);
-void o2_ctl_conn_counters(const struct o2_conn *conn,
-			  struct o2lnd_ioc_conn *out);
 
 #endif /* _O2LND_LNET_H */

@@ -4,14 +4,108 @@
  * CONN_SHOW) and PEER_CLOSE, read under the locks that guard each object.
  */
 #include <linux/mutex.h>
+#include <linux/stddef.h>
 #include "lnet.h"
 
+/*
+ * ---- counters, from the uapi lists ----
+ *
+ * Each view's counters are filled by its list (include/uapi/o2lnd_counters.h).
+ * For each list, tables in its order: where each counter is in the uapi
+ * struct (and its size), and where the kernel keeps it (and its size: an
+ * atomic64_t or a u32).  A counter the kernel does not keep under the
+ * list's name does not compile.
+ */
+struct o2_view_ctr {
+	u16 off;
+	u16 size;
+};
+
+struct o2_view_ctrs {
+	const struct o2_view_ctr *uapi;
+	const u16 *koff;
+	const u8 *ksize;
+	unsigned int n;
+};
+
+static void o2_view_counters(void *out, const void *obj,
+			     const struct o2_view_ctrs *t)
+{
+	const void *k;
+	unsigned int i;
+	u64 v;
+
+	for (i = 0; i < t->n; i++) {
+		k = obj + t->koff[i];
+		if (t->ksize[i] == sizeof(atomic64_t))
+			v = atomic64_read(k);
+		else
+			v = READ_ONCE(*(const u32 *)k);
+		if (t->uapi[i].size == sizeof(u64))
+			*(u64 *)(out + t->uapi[i].off) = v;
+		else
+			*(u32 *)(out + t->uapi[i].off) = v;
+	}
+}
+
+/* the tables <p>_u, <p>_ko and <p>_ks of a list */
+#define O2_VIEW_CTRS(p)							\
+	{ .uapi = p##_u, .koff = p##_ko, .ksize = p##_ks,		\
+	  .n = ARRAY_SIZE(p##_u) }
+
+#define O2_NI_U(type, name, view, key, doc)				\
+	{ offsetof(struct o2lnd_ioc_net, name), sizeof(type) },
+#define O2_NI_KO(type, name, view, key, doc)				\
+	offsetof(struct o2_ni, stats.name),
+#define O2_NI_KS(type, name, view, key, doc)				\
+	sizeof_field(struct o2_ni, stats.name),
+
+static const struct o2_view_ctr o2_ni_u[] = { O2LND_NI_COUNTERS(O2_NI_U) };
+static const u16 o2_ni_ko[] = { O2LND_NI_COUNTERS(O2_NI_KO) };
+static const u8 o2_ni_ks[] = { O2LND_NI_COUNTERS(O2_NI_KS) };
+static const struct o2_view_ctrs o2_ni_ctrs = O2_VIEW_CTRS(o2_ni);
+
+/* a peer keeps its __u32 counters in @n, its __u64 ones in @st */
+#define O2_PEER_BLK___u32	n
+#define O2_PEER_BLK___u64	st
+#define O2_PEER_KO_IN(blk, name)	offsetof(struct o2_peer, blk.name)
+#define O2_PEER_KS_IN(blk, name)	sizeof_field(struct o2_peer, blk.name)
+#define O2_PEER_U(type, name, view, key, doc)				\
+	{ offsetof(struct o2lnd_ioc_peer, name), sizeof(type) },
+#define O2_PEER_KO(type, name, view, key, doc)				\
+	O2_PEER_KO_IN(O2_PEER_BLK_##type, name),
+#define O2_PEER_KS(type, name, view, key, doc)				\
+	O2_PEER_KS_IN(O2_PEER_BLK_##type, name),
+
+static const struct o2_view_ctr o2_peer_u[] = {
+	O2LND_PEER_COUNTERS(O2_PEER_U)
+};
+
+static const u16 o2_peer_ko[] = { O2LND_PEER_COUNTERS(O2_PEER_KO) };
+static const u8 o2_peer_ks[] = { O2LND_PEER_COUNTERS(O2_PEER_KS) };
+static const struct o2_view_ctrs o2_peer_ctrs =
+	O2_VIEW_CTRS(o2_peer);
+
+#define O2_CONN_U(type, name, view, key, doc)				\
+	{ offsetof(struct o2lnd_ioc_conn, name), sizeof(type) },
+#define O2_CONN_KO(type, name, view, key, doc)				\
+	offsetof(struct o2_conn, name),
+#define O2_CONN_KS(type, name, view, key, doc)				\
+	sizeof_field(struct o2_conn, name),
+
+static const struct o2_view_ctr o2_conn_u[] = {
+	O2LND_CONN_COUNTERS(O2_CONN_U)
+};
+
+static const u16 o2_conn_ko[] = { O2LND_CONN_COUNTERS(O2_CONN_KO) };
+static const u8 o2_conn_ks[] = { O2LND_CONN_COUNTERS(O2_CONN_KS) };
+static const struct o2_view_ctrs o2_conn_ctrs =
+	O2_VIEW_CTRS(o2_conn);
+
 /**
- * o2_ni_stats() - fill NET_SHOW output for @ni, but its counters
+ * o2_ni_stats() - fill NET_SHOW output for @ni
  * @ni: the NI
  * @out: zeroed output
- *
- * ctl.c fills the counters of O2LND_NI_COUNTERS from @ni->stats.
  */
 void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out)
 {
@@ -60,6 +154,7 @@ void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out)
 	out->max_immediate = O2_MAX_IMMEDIATE;
 	out->max_frags = O2_MAX_FRAGS;
 	out->cksum = o2_cksum_param;
+	o2_view_counters(out, ni, &o2_ni_ctrs);
 	mutex_lock(&o2_nis_mutex);
 	if (ni->dev)
 		o2_dev_mr_stats(ni->dev->ibdev, out);
@@ -127,7 +222,7 @@ int o2_peer_show(u32 ni_index, u32 index, struct o2lnd_ioc_peer *out)
 			if (conn->peer == peer)
 				out->conns[o2_conn_state_uapi(READ_ONCE(conn->state))]++;
 		spin_unlock(&ni->conns_lock);
-		o2_ctl_peer_counters(peer, out);
+		o2_view_counters(out, peer, &o2_peer_ctrs);
 		out->last_error = peer->last_error;
 		out->last_reject = peer->last_reject;
 		out->next_retry_ms = peer->reconnect ?
@@ -200,7 +295,7 @@ int o2_conn_show(u32 ni_index, u32 index, struct o2lnd_ioc_conn *out)
 		out->noops_queued = list_count_nodes(&conn->tx_queue_nocred);
 		out->idle_ms = conn->last_send ?
 			       jiffies_to_msecs(now - conn->last_send) : 0;
-		o2_ctl_conn_counters(conn, out);
+		o2_view_counters(out, conn, &o2_conn_ctrs);
 		out->error = conn->error;
 		out->qp_num = conn->qp ? conn->qp->qp_num : 0;
 		out->nrx = conn->rxs ? conn->nrx : 0;
