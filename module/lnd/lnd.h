@@ -86,10 +86,10 @@ enum o2_bulk_kind {
 /**
  * struct o2_bulk - a bulk buffer and its exchange
  * @ref: references (the waiting table, txs carrying it, the owner)
- * @list: in the waiting table while a message for it is expected
- * @waiting: on the waiting table
+ * @list: on a local list of exchanges being failed (o2_bulk_fail_waiting())
+ * @waiting: in the table of pending requests (LNet's pending.c; its lock)
  * @kind: O2_BULK_*
- * @cookie: our cookie for it
+ * @cookie: our cookie for it, its key in that table (room reserved)
  * @peer_cookie: the peer's cookie (PUT_REQ's or GET_REQ's)
  * @nob: payload bytes
  * @npages: pages
