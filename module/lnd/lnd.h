@@ -473,13 +473,17 @@ struct o2_conn {
 };
 
 /**
- * struct o2_tx - one outgoing message
+ * struct o2_tx - one outgoing message (or one invalidation)
  * @cqe: Send completion callback
  * @list: in a peer or conn queue
  * @ref: references
  * @ni: NI it is sent from
  * @conn: conn it is posted on (set when posted)
- * @type: O2_MSG_*
+ * @type: O2_MSG_* (0 for an invalidation)
+ * @q: the conn queue it waits on before it is posted (set when made)
+ * @counted: it counts against the ntx parameter (every message but NOOPs)
+ * @inv_mr: if set, the tx carries no message: only a signaled LOCAL_INV
+ *	of this MR, whose completion is @cqe's (o2_tx_alloc_inv())
  * @nob: message length including the header
  * @msg: O2_MAX_MSG_SIZE buffer
  * @txb: the conn's send buffer @msg was copied into while posted, or
@@ -517,6 +521,9 @@ struct o2_tx {
 	struct o2_ni *ni;
 	struct o2_conn *conn;
 	u8 type;
+	enum o2_txq q;
+	bool counted;
+	struct o2_mr *inv_mr;
 	u32 nob;
 	void *msg;
 	struct o2_txbuf *txb;
@@ -538,9 +545,6 @@ struct o2_tx {
 	void *owner;
 	u64 cookie;
 };
-
-/* an internal tx: invalidates tx->bulk's MR through the send queue */
-#define O2_TX_INV	0x01
 
 #define O2_TX_HELD_PEER	0x1	/* a peer tx credit */
 #define O2_TX_HELD_NI	0x2	/* an NI tx credit */
@@ -583,6 +587,7 @@ int o2_conn_start_active(struct o2_peer *peer);
 void o2_tx_pool_init(struct o2_ni *ni);
 void o2_tx_pool_free(struct o2_ni *ni);
 struct o2_tx *o2_tx_alloc(struct o2_ni *ni, u8 type);
+struct o2_tx *o2_tx_alloc_inv(struct o2_ni *ni, struct o2_mr *mr);
 void o2_tx_put(struct o2_tx *tx);
 void o2_tx_fail_list(struct list_head *txs, int error);
 void o2_tx_fail_or_resend(struct list_head *txs, int error);

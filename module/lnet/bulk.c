@@ -299,7 +299,7 @@ static void o2_bulk_tx_done(struct o2_tx *tx);
  */
 static void o2_bulk_invalidate(struct o2_bulk *b, struct o2_conn *conn)
 {
-	struct o2_tx *tx = o2_tx_alloc(conn->ni, O2_TX_INV);
+	struct o2_tx *tx = o2_tx_alloc_inv(conn->ni, b->mr);
 
 	if (tx) {
 		tx->bulk = b;
