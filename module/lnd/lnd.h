@@ -483,7 +483,9 @@ struct o2_conn {
  * @q: the conn queue it waits on before it is posted (set when made)
  * @counted: it counts against the ntx parameter (every message but NOOPs)
  * @inv_mr: if set, the tx carries no message: only a signaled LOCAL_INV
- *	of this MR, whose completion is @cqe's (o2_tx_alloc_inv())
+ *	of this MR (o2_tx_alloc_inv())
+ * @inv_done: its owner's part of that LOCAL_INV's completion (@clean:
+ *	it succeeded), called by tx.c after the conn's accounting
  * @nob: message length including the header
  * @msg: O2_MAX_MSG_SIZE buffer
  * @txb: the conn's send buffer @msg was copied into while posted, or
@@ -524,6 +526,7 @@ struct o2_tx {
 	enum o2_txq q;
 	bool counted;
 	struct o2_mr *inv_mr;
+	void (*inv_done)(struct o2_tx *tx, bool clean);
 	u32 nob;
 	void *msg;
 	struct o2_txbuf *txb;
@@ -587,7 +590,8 @@ int o2_conn_start_active(struct o2_peer *peer);
 void o2_tx_pool_init(struct o2_ni *ni);
 void o2_tx_pool_free(struct o2_ni *ni);
 struct o2_tx *o2_tx_alloc(struct o2_ni *ni, u8 type);
-struct o2_tx *o2_tx_alloc_inv(struct o2_ni *ni, struct o2_mr *mr);
+struct o2_tx *o2_tx_alloc_inv(struct o2_ni *ni, struct o2_mr *mr,
+			      void (*inv_done)(struct o2_tx *tx, bool clean));
 void o2_tx_put(struct o2_tx *tx);
 void o2_tx_fail_list(struct list_head *txs, int error);
 void o2_tx_fail_or_resend(struct list_head *txs, int error);

@@ -183,21 +183,27 @@ struct o2_tx *o2_tx_alloc(struct o2_ni *ni, u8 type)
  * o2_tx_alloc_inv() - a tx that invalidates @mr through a conn's send queue
  * @ni: the NI
  * @mr: the MR, registered on the conn the tx will be queued on
+ * @inv_done: the owner's part of the LOCAL_INV's completion
  *
  * It carries no message: posted, it is one signaled LOCAL_INV, which
  * waits with the credit-less messages for a send-queue slot and the
  * sends-in-flight cap, and is not bounded by ntx (it ends an exchange
- * whose messages were).  The caller sets @cqe.done, its completion.
+ * whose messages were).  At its completion tx.c does the conn's
+ * accounting, calls @inv_done, closes the conn on an error other than a
+ * flush, and drops the work request's reference.  Unposted, it ends as
+ * any tx: through tx->done with an error status.
  *
  * Return: the tx (one reference) or NULL.
  */
-struct o2_tx *o2_tx_alloc_inv(struct o2_ni *ni, struct o2_mr *mr)
+struct o2_tx *o2_tx_alloc_inv(struct o2_ni *ni, struct o2_mr *mr,
+			      void (*inv_done)(struct o2_tx *tx, bool clean))
 {
 	struct o2_tx *tx = o2_tx_get(ni, false);
 
 	if (tx) {
 		tx->q = O2_TXQ_NOCRED;
 		tx->inv_mr = mr;
+		tx->inv_done = inv_done;
 	}
 	return tx;
 }
@@ -513,10 +519,28 @@ static int o2_tx_post_bulk_locked(struct o2_conn *conn, struct o2_tx *tx)
 	return 0;
 }
 
+/* The LOCAL_INV of an invalidation tx completed (o2_tx_alloc_inv()). */
+static void o2_tx_inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct o2_tx *tx = container_of(wc->wr_cqe, struct o2_tx, cqe);
+	struct o2_conn *conn = tx->conn;
+
+	spin_lock(&conn->lock);
+	list_del_init(&tx->list);	/* off conn->posted */
+	o2_credits_complete(&conn->cr, false, tx->wrs);
+	conn->send_progress = jiffies;
+	spin_unlock(&conn->lock);
+	tx->inv_done(tx, wc->status == IB_WC_SUCCESS);
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		o2_conn_close(conn, -EIO);
+	o2_tx_put(tx);
+	o2_conn_check_sends(conn);
+}
+
 /*
- * Post the signaled LOCAL_INV of an invalidation tx: tx->inv_mr.  Its
- * completion is the owner's (tx->cqe.done, set when the tx was made).
- * Caller holds conn->lock.  Return: 0 or the error of ib_post_send().
+ * Post the signaled LOCAL_INV of an invalidation tx: tx->inv_mr; its
+ * completion is o2_tx_inv_done().  Caller holds conn->lock.  Return: 0
+ * or the error of ib_post_send().
  */
 static int o2_tx_post_inv_locked(struct o2_conn *conn, struct o2_tx *tx)
 {
@@ -524,6 +548,7 @@ static int o2_tx_post_inv_locked(struct o2_conn *conn, struct o2_tx *tx)
 
 	lockdep_assert_held(&conn->lock);
 	tx->conn = conn;
+	tx->cqe.done = o2_tx_inv_done;
 	wr.wr_cqe = &tx->cqe;
 	wr.opcode = IB_WR_LOCAL_INV;
 	wr.send_flags = IB_SEND_SIGNALED;

@@ -262,20 +262,18 @@ static void o2_bulk_finish(struct o2_bulk *b, int status)
 
 /* ---- invalidation ---- */
 
-/* Invalidation of @b's MR completed (from the conn's send queue). */
-static void o2_bulk_inv_done(struct ib_cq *cq, struct ib_wc *wc)
+/*
+ * Invalidation of @b's MR completed (tx->inv_done, from tx.c's completion
+ * of the LOCAL_INV on the conn's send queue): the MR goes back to the
+ * pool if @clean, else it is recovered; the exchange ends with the
+ * status it had.
+ */
+static void o2_bulk_inv_done(struct o2_tx *tx, bool clean)
 {
-	struct o2_tx *tx = container_of(wc->wr_cqe, struct o2_tx, cqe);
 	struct o2_conn *conn = tx->conn;
 	struct o2_bulk *b = tx->bulk;
 	struct o2_fault_hit hit;
-	bool clean = wc->status == IB_WC_SUCCESS;
 
-	spin_lock(&conn->lock);
-	list_del_init(&tx->list);	/* off conn->posted */
-	o2_credits_complete(&conn->cr, false, tx->wrs);
-	conn->send_progress = jiffies;
-	spin_unlock(&conn->lock);
 	if (clean && o2_fault_fire(O2LND_FAULT_INV_FAIL, 0, conn->ni->nid,
 				   conn->peer->nid, &hit))
 		clean = false;
@@ -284,10 +282,6 @@ static void o2_bulk_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 	o2_bulk_drop_mr(b, clean);
 	o2_bulk_finish(b, b->status);
 	o2_bulk_put(b);
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		o2_conn_close(conn, -EIO);
-	o2_tx_put(tx);
-	o2_conn_check_sends(conn);
 }
 
 static void o2_bulk_tx_done(struct o2_tx *tx);
@@ -299,12 +293,11 @@ static void o2_bulk_tx_done(struct o2_tx *tx);
  */
 static void o2_bulk_invalidate(struct o2_bulk *b, struct o2_conn *conn)
 {
-	struct o2_tx *tx = o2_tx_alloc_inv(conn->ni, b->mr);
+	struct o2_tx *tx = o2_tx_alloc_inv(conn->ni, b->mr, o2_bulk_inv_done);
 
 	if (tx) {
 		tx->bulk = b;
 		tx->done = o2_bulk_tx_done;
-		tx->cqe.done = o2_bulk_inv_done;	/* its LOCAL_INV's */
 		tx->deadline = jiffies + o2_timeout * HZ;
 		tx->has_deadline = true;
 		if (!o2_conn_queue_tx(conn, tx)) {
