@@ -5,8 +5,10 @@
  *
  * Linux 6.1 has no EXPORT_SYMBOL_IF_KUNIT, so the units under test are
  * compiled into this test module: this file includes their sources and
- * the suites in wire_test.c, nid_test.c, decide_test.c, state_test.c and
- * fault_test.c call them.
+ * the suites in wire_test.c, nid_test.c, decide_test.c, state_test.c,
+ * fault_test.c, credits_test.c, bulk_test.c, route_test.c and
+ * pending_test.c call them (pending.c: LNet's table of pending requests,
+ * pure but for its xarray).
  * Nothing is exported, so o2lnd.ko and this module can be loaded
  * together.  Built only against a kernel with CONFIG_KUNIT (Kbuild).
  */
@@ -17,6 +19,7 @@
 #include "../module/fault.c"
 #include "../module/credits.c"
 #include "../module/route.c"
+#include "../module/lnet/pending.c"
 
 MODULE_DESCRIPTION("o2lnd KUnit tests");
 MODULE_LICENSE("GPL");

@@ -86,6 +86,7 @@ static void __exit o2_exit(void)
 	o2_connd_exit();
 	o2_dev_exit();
 	o2_nis_free();
+	o2_pend_exit();
 	o2_fault_clear();
 	pr_info("o2lnd: unloaded\n");
 }

@@ -68,9 +68,9 @@
  *     -> ni->conns_lock (every conn of the NI, any state: the views)
  *     -> conn->lock (conn state, credits, tx queues)
  *   The two mutexes are never held together, nor with a spinlock.
- *   o2_ping_lock (pending pings), o2_bulk_lock (bulk exchanges waiting
- *   for a message), o2_brw_lock (selftest RPCs), ni->tx_pool_lock (an
- *   NI's released txs), o2_fault_lock (fault rules) and
+ *   the pending table's lock (lnet/pending.c: pings, selftest RPCs and
+ *   bulk exchanges waiting for an answer), ni->tx_pool_lock (an NI's
+ *   released txs), o2_fault_lock (fault rules) and
  *   o2_rtr_lock (router buffers and credits; taken under ni->lock by
  *   PEER_SHOW) are leaves: nothing is taken under them.
  *

@@ -86,10 +86,10 @@ enum o2_bulk_kind {
 /**
  * struct o2_bulk - a bulk buffer and its exchange
  * @ref: references (the waiting table, txs carrying it, the owner)
- * @list: in the waiting table while a message for it is expected
- * @waiting: on the waiting table
+ * @list: on a local list of exchanges being failed (o2_bulk_fail_waiting())
+ * @waiting: in the table of pending requests (LNet's pending.c; its lock)
  * @kind: O2_BULK_*
- * @cookie: our cookie for it
+ * @cookie: our cookie for it, its key in that table (room reserved)
  * @peer_cookie: the peer's cookie (PUT_REQ's or GET_REQ's)
  * @nob: payload bytes
  * @npages: pages
@@ -474,13 +474,19 @@ struct o2_conn {
 };
 
 /**
- * struct o2_tx - one outgoing message
+ * struct o2_tx - one outgoing message (or one invalidation)
  * @cqe: Send completion callback
  * @list: in a peer or conn queue
  * @ref: references
  * @ni: NI it is sent from
  * @conn: conn it is posted on (set when posted)
- * @type: O2_MSG_*
+ * @type: O2_MSG_* (0 for an invalidation)
+ * @q: the conn queue it waits on before it is posted (set when made)
+ * @counted: it counts against the ntx parameter (every message but NOOPs)
+ * @inv_mr: if set, the tx carries no message: only a signaled LOCAL_INV
+ *	of this MR (o2_tx_alloc_inv())
+ * @inv_done: its owner's part of that LOCAL_INV's completion (@clean:
+ *	it succeeded), called by tx.c after the conn's accounting
  * @nob: message length including the header
  * @msg: O2_MAX_MSG_SIZE buffer
  * @txb: the conn's send buffer @msg was copied into while posted, or
@@ -518,6 +524,10 @@ struct o2_tx {
 	struct o2_ni *ni;
 	struct o2_conn *conn;
 	u8 type;
+	enum o2_txq q;
+	bool counted;
+	struct o2_mr *inv_mr;
+	void (*inv_done)(struct o2_tx *tx, bool clean);
 	u32 nob;
 	void *msg;
 	struct o2_txbuf *txb;
@@ -539,9 +549,6 @@ struct o2_tx {
 	void *owner;
 	u64 cookie;
 };
-
-/* an internal tx: invalidates tx->bulk's MR through the send queue */
-#define O2_TX_INV	0x01
 
 #define O2_TX_HELD_PEER	0x1	/* a peer tx credit */
 #define O2_TX_HELD_NI	0x2	/* an NI tx credit */
@@ -584,6 +591,8 @@ int o2_conn_start_active(struct o2_peer *peer);
 void o2_tx_pool_init(struct o2_ni *ni);
 void o2_tx_pool_free(struct o2_ni *ni);
 struct o2_tx *o2_tx_alloc(struct o2_ni *ni, u8 type);
+struct o2_tx *o2_tx_alloc_inv(struct o2_ni *ni, struct o2_mr *mr,
+			      void (*inv_done)(struct o2_tx *tx, bool clean));
 void o2_tx_put(struct o2_tx *tx);
 void o2_tx_fail_list(struct list_head *txs, int error);
 void o2_tx_fail_or_resend(struct list_head *txs, int error);

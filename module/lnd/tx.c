@@ -22,12 +22,6 @@
 #include "lnd.h"
 #include "trace.h"
 
-/* NOOPs and invalidations are not bounded by ntx (see o2_tx_alloc()) */
-static bool o2_tx_counted(u8 type)
-{
-	return type != O2_MSG_NOOP && type != O2_TX_INV;
-}
-
 /**
  * o2_tx_pool_init() - an NI's empty tx pool
  * @ni: the NI, being created
@@ -120,7 +114,7 @@ static void o2_tx_release(struct kref *ref)
 	peer = tx->peer;
 	if (peer)	/* launched by LNet: its credits */
 		o2_up->tx_finalize(tx);
-	if (o2_tx_counted(tx->type))
+	if (tx->counted)
 		atomic_dec(&ni->tx_live);
 	o2_tx_pool_put(ni, tx);
 	/* last: the peer pins the NI (and so its pool) until here */
@@ -128,21 +122,12 @@ static void o2_tx_release(struct kref *ref)
 		o2_peer_put(peer);
 }
 
-/**
- * o2_tx_alloc() - allocate a tx on @ni
- * @ni: the NI
- * @type: O2_MSG_*
- *
- * Messages are bounded by the ntx parameter: once ntx txs are alive on
- * the NI (queued ones included) allocation fails and the drop is
- * counted.  NOOPs are not counted: at most O2_OOB_MSGS are posted per
- * conn and one waits.
- *
- * Return: the tx (one reference) or NULL.
+/*
+ * A tx on @ni, from its pool or new; @counted: bounded by ntx.  Return:
+ * the tx (one reference, on no queue) or NULL.
  */
-struct o2_tx *o2_tx_alloc(struct o2_ni *ni, u8 type)
+static struct o2_tx *o2_tx_get(struct o2_ni *ni, bool counted)
 {
-	bool counted = o2_tx_counted(type);
 	struct o2_tx *tx;
 
 	if (counted && atomic_inc_return(&ni->tx_live) > o2_ntx) {
@@ -165,9 +150,61 @@ struct o2_tx *o2_tx_alloc(struct o2_ni *ni, u8 type)
 	kref_init(&tx->ref);
 	INIT_LIST_HEAD(&tx->list);
 	tx->ni = ni;
-	tx->type = type;
-	tx->nob = sizeof(struct o2_msg_hdr);
+	tx->counted = counted;
 	tx->wrs = 1;
+	return tx;
+}
+
+/**
+ * o2_tx_alloc() - allocate a tx for a message on @ni
+ * @ni: the NI
+ * @type: O2_MSG_*
+ *
+ * Messages are bounded by the ntx parameter: once ntx txs are alive on
+ * the NI (queued ones included) allocation fails and the drop is
+ * counted.  NOOPs are not counted: at most O2_OOB_MSGS are posted per
+ * conn and one waits.
+ *
+ * Return: the tx (one reference) or NULL.
+ */
+struct o2_tx *o2_tx_alloc(struct o2_ni *ni, u8 type)
+{
+	struct o2_tx *tx = o2_tx_get(ni, type != O2_MSG_NOOP);
+
+	if (tx) {
+		tx->type = type;
+		tx->q = o2_txq_of(type);
+		tx->nob = sizeof(struct o2_msg_hdr);
+	}
+	return tx;
+}
+
+/**
+ * o2_tx_alloc_inv() - a tx that invalidates @mr through a conn's send queue
+ * @ni: the NI
+ * @mr: the MR, registered on the conn the tx will be queued on
+ * @inv_done: the owner's part of the LOCAL_INV's completion
+ *
+ * It carries no message: posted, it is one signaled LOCAL_INV, which
+ * waits with the credit-less messages for a send-queue slot and the
+ * sends-in-flight cap, and is not bounded by ntx (it ends an exchange
+ * whose messages were).  At its completion tx.c does the conn's
+ * accounting, calls @inv_done, closes the conn on an error other than a
+ * flush, and drops the work request's reference.  Unposted, it ends as
+ * any tx: through tx->done with an error status.
+ *
+ * Return: the tx (one reference) or NULL.
+ */
+struct o2_tx *o2_tx_alloc_inv(struct o2_ni *ni, struct o2_mr *mr,
+			      void (*inv_done)(struct o2_tx *tx, bool clean))
+{
+	struct o2_tx *tx = o2_tx_get(ni, false);
+
+	if (tx) {
+		tx->q = O2_TXQ_NOCRED;
+		tx->inv_mr = mr;
+		tx->inv_done = inv_done;
+	}
 	return tx;
 }
 
@@ -239,7 +276,7 @@ int o2_conn_queue_tx(struct o2_conn *conn, struct o2_tx *tx)
 	/* (LOCAL_INV,) REG_MR and RDMA WRITEs go before the message itself */
 	tx->wrs = 1 + tx->reg * (1 + conn->dev->reg_replayed) +
 		  (tx->rd ? tx->rd->nfrags : 0);
-	switch (tx->type == O2_TX_INV ? O2_TXQ_NOCRED : o2_txq_of(tx->type)) {
+	switch (tx->q) {
 	case O2_TXQ_RSRVD:
 		q = &conn->tx_queue_rsrvd;
 		break;
@@ -482,10 +519,28 @@ static int o2_tx_post_bulk_locked(struct o2_conn *conn, struct o2_tx *tx)
 	return 0;
 }
 
+/* The LOCAL_INV of an invalidation tx completed (o2_tx_alloc_inv()). */
+static void o2_tx_inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct o2_tx *tx = container_of(wc->wr_cqe, struct o2_tx, cqe);
+	struct o2_conn *conn = tx->conn;
+
+	spin_lock(&conn->lock);
+	list_del_init(&tx->list);	/* off conn->posted */
+	o2_credits_complete(&conn->cr, false, tx->wrs);
+	conn->send_progress = jiffies;
+	spin_unlock(&conn->lock);
+	tx->inv_done(tx, wc->status == IB_WC_SUCCESS);
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		o2_conn_close(conn, -EIO);
+	o2_tx_put(tx);
+	o2_conn_check_sends(conn);
+}
+
 /*
- * Post the signaled LOCAL_INV of an O2_TX_INV tx: tx->bulk's MR.  Its
- * completion is the owner's (tx->cqe.done, set when the tx was made).
- * Caller holds conn->lock.  Return: 0 or the error of ib_post_send().
+ * Post the signaled LOCAL_INV of an invalidation tx: tx->inv_mr; its
+ * completion is o2_tx_inv_done().  Caller holds conn->lock.  Return: 0
+ * or the error of ib_post_send().
  */
 static int o2_tx_post_inv_locked(struct o2_conn *conn, struct o2_tx *tx)
 {
@@ -493,10 +548,11 @@ static int o2_tx_post_inv_locked(struct o2_conn *conn, struct o2_tx *tx)
 
 	lockdep_assert_held(&conn->lock);
 	tx->conn = conn;
+	tx->cqe.done = o2_tx_inv_done;
 	wr.wr_cqe = &tx->cqe;
 	wr.opcode = IB_WR_LOCAL_INV;
 	wr.send_flags = IB_SEND_SIGNALED;
-	wr.ex.invalidate_rkey = tx->bulk->mr->mr->rkey;
+	wr.ex.invalidate_rkey = tx->inv_mr->mr->rkey;
 	return ib_post_send(conn->qp, &wr, NULL);
 }
 
@@ -511,7 +567,7 @@ static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
 	int rc;
 
 	lockdep_assert_held(&conn->lock);
-	if (tx->type == O2_TX_INV) {
+	if (tx->inv_mr) {
 		rc = o2_tx_post_inv_locked(conn, tx);
 		if (!rc) {
 			if (!conn->cr.nposted)
@@ -588,7 +644,7 @@ static bool o2_conn_need_noop_locked(struct o2_conn *conn, bool *keepalive)
 
 	/* queued NOOPs and invalidations carry no credits */
 	list_for_each_entry(tx, &conn->tx_queue_nocred, list) {
-		if (tx->type != O2_MSG_NOOP && tx->type != O2_TX_INV) {
+		if (!tx->inv_mr && tx->type != O2_MSG_NOOP) {
 			nocred = true;
 			break;
 		}

@@ -30,7 +30,10 @@
  * none empty, a total no larger than what was offered; otherwise the
  * connection is closed with -EPROTO.
  *
- * Locking: o2_bulk_lock (the waiting table) is a leaf.
+ * Locking: an exchange that waits for the peer's next message is in the
+ * table of pending requests (pending.c) under its cookie, with room for
+ * it reserved when the cookie is made; b->waiting is guarded by that
+ * table's lock (a leaf).
  */
 #include <linux/slab.h>
 #include <linux/highmem.h>
@@ -38,10 +41,6 @@
 #include <linux/ratelimit.h>
 #include <linux/random.h>
 #include "lnet.h"
-
-static LIST_HEAD(o2_bulks);
-static DEFINE_SPINLOCK(o2_bulk_lock);
-static atomic64_t o2_bulk_cookie = ATOMIC64_INIT(0);
 
 /* ---- buffers ---- */
 
@@ -74,6 +73,7 @@ static void o2_bulk_release(struct kref *ref)
 	u32 i;
 
 	WARN_ON(b->waiting);
+	o2_pend_unreserve(b->cookie);
 	if (b->done)	/* abandoned without finishing: the owner learns it */
 		b->done(b, -ECONNABORTED);
 	o2_bulk_drop_mr(b, false);
@@ -125,8 +125,12 @@ struct o2_bulk *o2_bulk_alloc(struct o2_ni *ni, enum o2_bulk_kind kind,
 	b->nob = nob;
 	b->seed = seed;
 	b->flags = flags;
-	b->cookie = atomic64_inc_return(&o2_bulk_cookie);
+	b->cookie = o2_pend_cookie();
 	b->deadline = jiffies + o2_timeout * HZ;
+	if (o2_pend_reserve(b->cookie)) {
+		kfree(b);
+		return NULL;
+	}
 	b->pages = kcalloc(max(npages, 1U), sizeof(*b->pages), GFP_KERNEL);
 	if (!b->pages)
 		goto fail;
@@ -198,10 +202,11 @@ static void o2_bulk_wait(struct o2_bulk *b, struct o2_conn *conn)
 		b->conn = conn;
 	}
 	kref_get(&b->ref);
-	spin_lock(&o2_bulk_lock);
+	o2_pend_lock();
+	/* its cookie's room is reserved: this cannot fail */
+	WARN_ON_ONCE(o2_pend_add_locked(b->cookie, b, O2_PEND_BULK));
 	b->waiting = true;
-	list_add_tail(&b->list, &o2_bulks);
-	spin_unlock(&o2_bulk_lock);
+	o2_pend_unlock();
 }
 
 /*
@@ -211,20 +216,19 @@ static void o2_bulk_wait(struct o2_bulk *b, struct o2_conn *conn)
 static struct o2_bulk *o2_bulk_take(struct o2_conn *conn, u64 cookie,
 				    enum o2_bulk_kind kind)
 {
-	struct o2_bulk *b, *found = NULL;
+	struct o2_bulk *b;
 
-	spin_lock(&o2_bulk_lock);
-	list_for_each_entry(b, &o2_bulks, list) {
-		if (b->cookie == cookie && b->kind == kind &&
-		    b->ni == conn->ni && b->hop_nid == conn->peer->nid) {
-			list_del_init(&b->list);
-			b->waiting = false;
-			found = b;
-			break;
-		}
+	o2_pend_lock();
+	b = o2_pend_find_locked(cookie, O2_PEND_BULK);
+	if (b && b->kind == kind && b->ni == conn->ni &&
+	    b->hop_nid == conn->peer->nid) {
+		o2_pend_del_locked(b->cookie);
+		b->waiting = false;
+	} else {
+		b = NULL;
 	}
-	spin_unlock(&o2_bulk_lock);
-	return found;	/* with the table's reference */
+	o2_pend_unlock();
+	return b;	/* with the table's reference */
 }
 
 /* ---- the end of an exchange ---- */
@@ -258,20 +262,18 @@ static void o2_bulk_finish(struct o2_bulk *b, int status)
 
 /* ---- invalidation ---- */
 
-/* Invalidation of @b's MR completed (from the conn's send queue). */
-static void o2_bulk_inv_done(struct ib_cq *cq, struct ib_wc *wc)
+/*
+ * Invalidation of @b's MR completed (tx->inv_done, from tx.c's completion
+ * of the LOCAL_INV on the conn's send queue): the MR goes back to the
+ * pool if @clean, else it is recovered; the exchange ends with the
+ * status it had.
+ */
+static void o2_bulk_inv_done(struct o2_tx *tx, bool clean)
 {
-	struct o2_tx *tx = container_of(wc->wr_cqe, struct o2_tx, cqe);
 	struct o2_conn *conn = tx->conn;
 	struct o2_bulk *b = tx->bulk;
 	struct o2_fault_hit hit;
-	bool clean = wc->status == IB_WC_SUCCESS;
 
-	spin_lock(&conn->lock);
-	list_del_init(&tx->list);	/* off conn->posted */
-	o2_credits_complete(&conn->cr, false, tx->wrs);
-	conn->send_progress = jiffies;
-	spin_unlock(&conn->lock);
 	if (clean && o2_fault_fire(O2LND_FAULT_INV_FAIL, 0, conn->ni->nid,
 				   conn->peer->nid, &hit))
 		clean = false;
@@ -280,10 +282,6 @@ static void o2_bulk_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 	o2_bulk_drop_mr(b, clean);
 	o2_bulk_finish(b, b->status);
 	o2_bulk_put(b);
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		o2_conn_close(conn, -EIO);
-	o2_tx_put(tx);
-	o2_conn_check_sends(conn);
 }
 
 static void o2_bulk_tx_done(struct o2_tx *tx);
@@ -295,12 +293,11 @@ static void o2_bulk_tx_done(struct o2_tx *tx);
  */
 static void o2_bulk_invalidate(struct o2_bulk *b, struct o2_conn *conn)
 {
-	struct o2_tx *tx = o2_tx_alloc(conn->ni, O2_TX_INV);
+	struct o2_tx *tx = o2_tx_alloc_inv(conn->ni, b->mr, o2_bulk_inv_done);
 
 	if (tx) {
 		tx->bulk = b;
 		tx->done = o2_bulk_tx_done;
-		tx->cqe.done = o2_bulk_inv_done;	/* its LOCAL_INV's */
 		tx->deadline = jiffies + o2_timeout * HZ;
 		tx->has_deadline = true;
 		if (!o2_conn_queue_tx(conn, tx)) {
@@ -343,13 +340,13 @@ static void o2_bulk_tx_done(struct o2_tx *tx)
 		bool removed = false, had_mr = b->mr;
 
 		/* a request whose message failed waits no more */
-		spin_lock(&o2_bulk_lock);
+		o2_pend_lock();
 		if (b->waiting) {
-			list_del_init(&b->list);
+			o2_pend_del_locked(b->cookie);
 			b->waiting = false;
 			removed = true;
 		}
-		spin_unlock(&o2_bulk_lock);
+		o2_pend_unlock();
 		o2_bulk_drop_mr(b, false);
 		if (removed || had_mr)
 			o2_bulk_finish(b, tx->status ? tx->status : -EIO);
@@ -591,12 +588,15 @@ void o2_bulk_rtr_send(struct o2_ni *ni, u64 hop, const struct o2_lnet_hdr *hdr,
 	b->hop_nid = hop;
 	b->peer_nid = le64_to_cpu(hdr->dest_nid);
 	b->peer_cookie = 0;
-	b->cookie = atomic64_inc_return(&o2_bulk_cookie);
+	/* a fresh cookie: no late message of the sink side can match it */
+	o2_pend_unreserve(b->cookie);
+	b->cookie = o2_pend_cookie();
 	b->status = 0;
 	b->deadline = jiffies + o2_timeout * HZ;
 	b->done = o->done;
 	b->owner = o->ctx;
-	tx = o2_bulk_tx(ni, O2_MSG_PUT_REQ, b, sizeof(*m));
+	tx = o2_pend_reserve(b->cookie) ? NULL :
+		o2_bulk_tx(ni, O2_MSG_PUT_REQ, b, sizeof(*m));
 	if (!tx) {
 		o2_bulk_finish(b, -ENOBUFS);
 		o2_bulk_put(b);
@@ -797,16 +797,19 @@ static void o2_bulk_fail_waiting(struct o2_conn *conn, unsigned long now,
 {
 	struct o2_bulk *b, *tmp;
 	LIST_HEAD(dead);
+	u64 cookie = 0;
 
-	spin_lock(&o2_bulk_lock);
-	list_for_each_entry_safe(b, tmp, &o2_bulks, list) {
+	o2_pend_lock();
+	while ((b = o2_pend_next_locked(&cookie, O2_PEND_BULK))) {
 		if (conn ? b->conn == conn :
 			   all || time_after(now, b->deadline)) {
-			list_move_tail(&b->list, &dead);
+			o2_pend_del_locked(cookie);
+			list_add_tail(&b->list, &dead);
 			b->waiting = false;
 		}
+		cookie++;
 	}
-	spin_unlock(&o2_bulk_lock);
+	o2_pend_unlock();
 	list_for_each_entry_safe(b, tmp, &dead, list) {
 		list_del_init(&b->list);
 		/*

@@ -28,6 +28,25 @@ int o2_route_show(u32 index, struct o2lnd_ioc_route *out);
 void o2_routing_show(struct o2lnd_ioc_routing *out);
 void o2_rtr_peer_show(struct o2_peer *peer, struct o2lnd_ioc_peer *out);
 
+/* pending.c: what waits for a peer's answer, by cookie */
+enum o2_pend_kind {
+	O2_PEND_PING,		/* ping.c: a ping's REPLY */
+	O2_PEND_BRW,		/* selftest.c: an RPC's ACK or REPLY */
+	O2_PEND_BULK,		/* bulk.c: an exchange's next message */
+	O2_PEND_KINDS
+};
+
+u64 o2_pend_cookie(void);
+void o2_pend_lock(void);
+void o2_pend_unlock(void);
+int o2_pend_reserve(u64 cookie);
+void o2_pend_unreserve(u64 cookie);
+int o2_pend_add_locked(u64 cookie, void *obj, enum o2_pend_kind kind);
+void *o2_pend_find_locked(u64 cookie, enum o2_pend_kind kind);
+void o2_pend_del_locked(u64 cookie);
+void *o2_pend_next_locked(u64 *cookie, enum o2_pend_kind kind);
+void o2_pend_exit(void);
+
 /* bulk.c */
 struct o2_bulk *o2_bulk_alloc(struct o2_ni *ni, enum o2_bulk_kind kind,
 			      u32 nob, u64 seed, u32 flags);

@@ -16,7 +16,6 @@
 
 /**
  * struct o2_ping_req - a ping waiting for its REPLY
- * @list: in o2_pings
  * @nid: the target
  * @cookie: the GET's return_wmd object cookie
  * @done: completed once @finished
@@ -31,7 +30,6 @@
  * @buf: the reply's ping info
  */
 struct o2_ping_req {
-	struct list_head list;
 	u64 nid;
 	u64 cookie;
 	struct completion done;
@@ -44,10 +42,6 @@ struct o2_ping_req {
 	u8 buf[O2_PING_BUF_SIZE];
 };
 
-static LIST_HEAD(o2_pings);
-static DEFINE_SPINLOCK(o2_ping_lock);
-static atomic64_t o2_ping_cookie = ATOMIC64_INIT(0);
-
 /*
  * Finish the ping with @cookie: with @status, or with the reply @data
  * when it came from the pinged NID @from.  Return: false if no ping
@@ -59,11 +53,10 @@ bool o2_ping_finish(u64 cookie, u64 from, int status, const void *data,
 	struct o2_ping_req *ping;
 	bool found = false;
 
-	spin_lock(&o2_ping_lock);
-	list_for_each_entry(ping, &o2_pings, list) {
-		if (ping->cookie != cookie || ping->finished ||
-		    (data && (ping->nid != from || ping->replied)))
-			continue;
+	o2_pend_lock();
+	ping = o2_pend_find_locked(cookie, O2_PEND_PING);
+	if (ping && !ping->finished &&
+	    !(data && (ping->nid != from || ping->replied))) {
 		found = true;
 		if (data) {
 			ping->replied = true;
@@ -81,9 +74,8 @@ bool o2_ping_finish(u64 cookie, u64 from, int status, const void *data,
 			ping->finished = true;
 			complete(&ping->done);
 		}
-		break;
 	}
-	spin_unlock(&o2_ping_lock);
+	o2_pend_unlock();
 	return found;
 }
 
@@ -240,7 +232,7 @@ int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out)
 	init_completion(&ping->done);
 	ping->ni = ni;
 	ping->nid = nid;
-	ping->cookie = atomic64_inc_return(&o2_ping_cookie);
+	ping->cookie = o2_pend_cookie();
 	tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
 	if (!tx) {
 		kfree(ping);
@@ -266,24 +258,29 @@ int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out)
 	tx->deadline = jiffies + msecs_to_jiffies(timeout_ms);
 	tx->has_deadline = true;
 
-	spin_lock(&o2_ping_lock);
-	list_add_tail(&ping->list, &o2_pings);
-	spin_unlock(&o2_ping_lock);
+	o2_pend_lock();
+	rc = o2_pend_add_locked(ping->cookie, ping, O2_PEND_PING);
+	o2_pend_unlock();
+	if (rc) {
+		o2_tx_put(tx);
+		kfree(ping);
+		return rc;
+	}
 
 	start = ktime_get();
 	o2_ni_launch(ni, nid, tx);
 	left = msecs_to_jiffies(timeout_ms);
 	left = wait_for_completion_interruptible_timeout(&ping->done, left);
 
-	spin_lock(&o2_ping_lock);
-	list_del(&ping->list);
+	o2_pend_lock();
+	o2_pend_del_locked(ping->cookie);
 	if (ping->finished)
 		rc = ping->status;
 	else if (left < 0)
 		rc = -EINTR;
 	else
 		rc = -ETIMEDOUT;
-	spin_unlock(&o2_ping_lock);
+	o2_pend_unlock();
 
 	if (!rc) {
 		out->rtt_ns = ktime_to_ns(ktime_sub(ktime_get(), start));

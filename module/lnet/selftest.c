@@ -13,21 +13,17 @@
  *
  * The RDMA exchanges are bulk.c's; this file owns them through their
  * done callbacks (struct o2_bulk_owner) and never looks inside them
- * beyond their pages.  Pending RPCs wait on o2_brws, under o2_brw_lock
- * (a leaf).
+ * beyond their pages.  A pending RPC waits in the table of pending
+ * requests (pending.c) under its cookie; its matching state is guarded by
+ * that table's lock.
  */
 #include <linux/slab.h>
 #include <linux/highmem.h>
 #include <linux/ratelimit.h>
 #include "lnet.h"
 
-static LIST_HEAD(o2_brws);
-static DEFINE_SPINLOCK(o2_brw_lock);
-static atomic64_t o2_brw_cookie = ATOMIC64_INIT(0);
-
 /**
  * struct o2_brw_req - a selftest RPC waiting for completion
- * @list: in o2_brws
  * @cookie: matches the LNet ACK (write) or REPLY (read)
  * @nid: the peer
  * @done: completed once @finished
@@ -48,7 +44,6 @@ static atomic64_t o2_brw_cookie = ATOMIC64_INIT(0);
  *	REPLY (as LNet does: no RDMA GET through a router)
  */
 struct o2_brw_req {
-	struct list_head list;
 	u64 cookie;
 	u64 nid;
 	struct completion done;
@@ -127,10 +122,9 @@ static void o2_brw_update(u64 cookie, int status, bool data, bool answer)
 {
 	struct o2_brw_req *r;
 
-	spin_lock(&o2_brw_lock);
-	list_for_each_entry(r, &o2_brws, list) {
-		if (r->cookie != cookie || r->finished)
-			continue;
+	o2_pend_lock();
+	r = o2_pend_find_locked(cookie, O2_PEND_BRW);
+	if (r && !r->finished) {
 		if (status && !r->status)
 			r->status = status;
 		r->data_done |= data;
@@ -139,9 +133,8 @@ static void o2_brw_update(u64 cookie, int status, bool data, bool answer)
 			r->finished = true;
 			complete(&r->done);
 		}
-		break;
 	}
-	spin_unlock(&o2_brw_lock);
+	o2_pend_unlock();
 }
 
 /* ---- LNet headers ---- */
@@ -252,19 +245,16 @@ int o2_brw_reply_put(struct o2_conn *conn, const struct o2_putreq_msg *m)
 	struct o2_brw_req *r;
 	bool found = false;
 
-	spin_lock(&o2_brw_lock);
-	list_for_each_entry(r, &o2_brws, list) {
-		if (r->cookie == cookie && r->nid == from && r->routed &&
-		    r->op == O2LND_BRW_READ && !r->finished &&
-		    r->nob == le32_to_cpu(h->payload_length)) {
-			o.cookie = r->cookie;
-			o.seed = r->seed;
-			o.flags = r->flags;
-			found = true;
-			break;
-		}
+	o2_pend_lock();
+	r = o2_pend_find_locked(cookie, O2_PEND_BRW);
+	if (r && r->nid == from && r->routed && r->op == O2LND_BRW_READ &&
+	    !r->finished && r->nob == le32_to_cpu(h->payload_length)) {
+		o.cookie = r->cookie;
+		o.seed = r->seed;
+		o.flags = r->flags;
+		found = true;
 	}
-	spin_unlock(&o2_brw_lock);
+	o2_pend_unlock();
 	if (!found)
 		return -ENODATA;
 	return o2_bulk_sink_start(conn, m, &o);
@@ -287,12 +277,10 @@ bool o2_brw_lnet_ack(u64 cookie, u64 from, u64 match_bits, u32 mlength)
 	bool found = false;
 	int status = o2_remote_status((s64)match_bits);
 
-	spin_lock(&o2_brw_lock);
-	list_for_each_entry(r, &o2_brws, list)
-		if (r->cookie == cookie && r->nid == from &&
-		    r->op == O2LND_BRW_WRITE)
-			found = true;
-	spin_unlock(&o2_brw_lock);
+	o2_pend_lock();
+	r = o2_pend_find_locked(cookie, O2_PEND_BRW);
+	found = r && r->nid == from && r->op == O2LND_BRW_WRITE;
+	o2_pend_unlock();
 	if (!found)
 		return false;
 	o2_brw_update(cookie, status, false, true);
@@ -397,19 +385,17 @@ bool o2_brw_rx_immediate(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
 		struct o2_brw_req *r;
 		int status = -ENOENT;
 
-		spin_lock(&o2_brw_lock);
-		list_for_each_entry(r, &o2_brws, list) {
-			if (r->cookie != cookie || r->nid != from ||
-			    r->op != O2LND_BRW_READ || r->rdma)
-				continue;
+		o2_pend_lock();
+		r = o2_pend_find_locked(cookie, O2_PEND_BRW);
+		if (r && r->nid == from && r->op == O2LND_BRW_READ &&
+		    !r->rdma) {
 			status = plen != r->nob ? -EPROTO : 0;
 			if (!status && (r->flags & O2LND_BRW_F_CHECK) &&
 			    !o2_pattern((void *)payload, 0, plen, r->seed,
 					true))
 				status = -EBADMSG;
-			break;
 		}
-		spin_unlock(&o2_brw_lock);
+		o2_pend_unlock();
 		if (status == -ENOENT)
 			return false;
 		o2_brw_update(cookie, status, false, true);
@@ -546,7 +532,7 @@ int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 	if (!r)
 		return -ENOMEM;
 	init_completion(&r->done);
-	r->cookie = atomic64_inc_return(&o2_brw_cookie) | BIT_ULL(62);
+	r->cookie = o2_pend_cookie();
 	r->nid = nid;
 	r->ni = ni;
 	r->op = op;
@@ -555,9 +541,13 @@ int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 	r->flags = flags;
 	r->rdma = size > O2_MAX_IMMEDIATE;
 	r->routed = o2_nid_net(nid) != o2_nid_net(ni->nid);
-	spin_lock(&o2_brw_lock);
-	list_add_tail(&r->list, &o2_brws);
-	spin_unlock(&o2_brw_lock);
+	o2_pend_lock();
+	rc = o2_pend_add_locked(r->cookie, r, O2_PEND_BRW);
+	o2_pend_unlock();
+	if (rc) {
+		kfree(r);
+		return rc;
+	}
 
 	start = ktime_get();
 	rc = o2_brw_start(ni, r);
@@ -565,15 +555,15 @@ int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 		o2_brw_update(r->cookie, rc, true, true);
 	left = wait_for_completion_interruptible_timeout(&r->done,
 							 msecs_to_jiffies(timeout_ms));
-	spin_lock(&o2_brw_lock);
-	list_del(&r->list);
+	o2_pend_lock();
+	o2_pend_del_locked(r->cookie);
 	if (r->finished)
 		rc = r->status;
 	else if (left < 0)
 		rc = -EINTR;
 	else
 		rc = -ETIMEDOUT;
-	spin_unlock(&o2_brw_lock);
+	o2_pend_unlock();
 	out->rtt_ns = ktime_to_ns(ktime_sub(ktime_get(), start));
 	out->rdma = r->rdma;
 	kfree(r);
