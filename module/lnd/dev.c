@@ -143,6 +143,47 @@ out:
 }
 
 /**
+ * o2_msg_buf_alloc() - one message buffer, mapped for a device
+ * @ibdev: the device
+ * @dir: DMA_TO_DEVICE (a send buffer) or DMA_FROM_DEVICE (a receive one)
+ * @dma: set to its DMA address
+ *
+ * The send and receive buffers of a conn are made here, once per conn:
+ * the data path maps nothing.
+ *
+ * Return: the buffer, O2_MAX_MSG_SIZE bytes, or NULL (no memory, or the
+ * mapping failed).
+ */
+void *o2_msg_buf_alloc(struct ib_device *ibdev, enum dma_data_direction dir,
+		       u64 *dma)
+{
+	void *buf = kmalloc(O2_MAX_MSG_SIZE, GFP_KERNEL);
+
+	if (!buf)
+		return NULL;
+	*dma = ib_dma_map_single(ibdev, buf, O2_MAX_MSG_SIZE, dir);
+	if (ib_dma_mapping_error(ibdev, *dma)) {
+		kfree(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/**
+ * o2_msg_buf_free() - unmap and free a buffer of o2_msg_buf_alloc()
+ * @ibdev: the device it was mapped for
+ * @buf: the buffer
+ * @dma: its DMA address
+ * @dir: the direction it was mapped with
+ */
+void o2_msg_buf_free(struct ib_device *ibdev, void *buf, u64 dma,
+		     enum dma_data_direction dir)
+{
+	ib_dma_unmap_single(ibdev, dma, O2_MAX_MSG_SIZE, dir);
+	kfree(buf);
+}
+
+/**
  * o2_dev_put() - stop using a device
  * @dev: the device
  */

@@ -569,6 +569,10 @@ void o2_dev_exit(void);
 struct o2_dev *o2_dev_get(struct ib_device *ibdev);
 void o2_dev_put(struct o2_dev *dev);
 bool o2_dev_port_down(struct rdma_cm_id *id);
+void *o2_msg_buf_alloc(struct ib_device *ibdev, enum dma_data_direction dir,
+		       u64 *dma);
+void o2_msg_buf_free(struct ib_device *ibdev, void *buf, u64 dma,
+		     enum dma_data_direction dir);
 
 /* conn.c */
 bool o2_conn_set_state(struct o2_conn *conn, enum o2_conn_state state);

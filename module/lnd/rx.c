@@ -29,16 +29,9 @@ int o2_rx_alloc(struct o2_conn *conn)
 
 		rx->conn = conn;
 		rx->cqe.done = o2_rx_done;
-		rx->msg = kmalloc(O2_MAX_MSG_SIZE, GFP_KERNEL);
+		rx->msg = o2_msg_buf_alloc(ibdev, DMA_FROM_DEVICE, &rx->dma);
 		if (!rx->msg)
 			return -ENOMEM;
-		rx->dma = ib_dma_map_single(ibdev, rx->msg, O2_MAX_MSG_SIZE,
-					    DMA_FROM_DEVICE);
-		if (ib_dma_mapping_error(ibdev, rx->dma)) {
-			kfree(rx->msg);
-			rx->msg = NULL;
-			return -ENOMEM;
-		}
 	}
 	return 0;
 }
@@ -58,9 +51,8 @@ void o2_rx_free(struct o2_conn *conn)
 
 		if (!rx->msg)
 			break;
-		ib_dma_unmap_single(conn->dev->ibdev, rx->dma,
-				    O2_MAX_MSG_SIZE, DMA_FROM_DEVICE);
-		kfree(rx->msg);
+		o2_msg_buf_free(conn->dev->ibdev, rx->msg, rx->dma,
+				DMA_FROM_DEVICE);
 	}
 	kfree(conn->rxs);
 	conn->rxs = NULL;

@@ -317,16 +317,9 @@ int o2_tx_bufs_alloc(struct o2_conn *conn)
 	for (i = 0; i < o2_concurrent_sends; i++) {
 		struct o2_txbuf *txb = &conn->txbs[i];
 
-		txb->buf = kmalloc(O2_MAX_MSG_SIZE, GFP_KERNEL);
+		txb->buf = o2_msg_buf_alloc(ibdev, DMA_TO_DEVICE, &txb->dma);
 		if (!txb->buf)
 			return -ENOMEM;
-		txb->dma = ib_dma_map_single(ibdev, txb->buf, O2_MAX_MSG_SIZE,
-					     DMA_TO_DEVICE);
-		if (ib_dma_mapping_error(ibdev, txb->dma)) {
-			kfree(txb->buf);
-			txb->buf = NULL;
-			return -ENOMEM;
-		}
 		conn->ntxb++;
 		list_add_tail(&txb->list, &conn->txb_free);
 	}
@@ -344,9 +337,8 @@ void o2_tx_bufs_free(struct o2_conn *conn)
 	if (!conn->txbs)
 		return;
 	for (i = 0; i < conn->ntxb; i++) {
-		ib_dma_unmap_single(conn->dev->ibdev, conn->txbs[i].dma,
-				    O2_MAX_MSG_SIZE, DMA_TO_DEVICE);
-		kfree(conn->txbs[i].buf);
+		o2_msg_buf_free(conn->dev->ibdev, conn->txbs[i].buf,
+				conn->txbs[i].dma, DMA_TO_DEVICE);
 	}
 	INIT_LIST_HEAD(&conn->txb_free);
 	kfree(conn->txbs);
