@@ -246,3 +246,20 @@ void o2_rx_repost(struct o2_rx *rx, enum o2_rx_credit credit)
 	else
 		o2_conn_check_sends(conn);
 }
+
+/**
+ * o2_rx_credit_return() - give back the credit a message kept
+ * @conn: the conn the message came on
+ * @credit: the credit (O2_RX_CREDIT_PEER: a PUT_REQ that was to be
+ *	forwarded and is refused, o2_bulk_rtr_nak())
+ *
+ * For a message whose buffer was reposted at once but whose credit was
+ * kept until its exchange ends.  Process context, holding no o2lnd lock.
+ */
+void o2_rx_credit_return(struct o2_conn *conn, enum o2_rx_credit credit)
+{
+	spin_lock(&conn->lock);
+	o2_credits_repost(&conn->cr, credit);
+	spin_unlock(&conn->lock);
+	o2_conn_check_sends(conn);
+}

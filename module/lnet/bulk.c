@@ -553,10 +553,7 @@ void o2_bulk_rtr_nak(struct o2_conn *conn, const struct o2_putreq_msg *m,
 		     int status)
 {
 	o2_bulk_send_completion(conn, O2_MSG_PUT_NAK, m->cookie, status);
-	spin_lock(&conn->lock);
-	o2_credits_repost(&conn->cr, O2_RX_CREDIT_PEER);
-	spin_unlock(&conn->lock);
-	o2_conn_check_sends(conn);
+	o2_rx_credit_return(conn, O2_RX_CREDIT_PEER);
 }
 
 /**
