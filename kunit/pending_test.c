@@ -3,8 +3,10 @@
  * o2lnd KUnit: the table of pending requests (module/lnet/pending.c): a
  * cookie finds only a request of the kind the answer is for, cookies
  * never repeat, a reserved cookie needs no memory to be added, and a
- * walk visits one kind in cookie order while it deletes.  Every case
- * leaves the table as it found it (empty).
+ * walk visits one kind in cookie order while it deletes; a waiting
+ * caller gets the first status its request ended with, a timeout when
+ * it did not end, and the table forgets the request once the wait is
+ * over.  Every case leaves the table as it found it (empty).
  */
 #include <kunit/test.h>
 #include <linux/kernel.h>
@@ -144,11 +146,71 @@ static void a_walk_visits_one_kind_in_cookie_order_while_deleting(struct kunit *
 	KUNIT_EXPECT_TRUE(test, o2t_table_empty());
 }
 
+struct o2t_wait_req {
+	struct o2_pend_wait w;
+	int id;
+};
+
+static void a_wait_gets_the_first_end_and_forgets_the_request(struct kunit *test)
+{
+	struct o2t_wait_req *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_ASSERT_EQ(test, o2_pend_wait_add(&r->w, r, O2_PEND_BRW), 0);
+	KUNIT_EXPECT_NE(test, r->w.cookie, 0ULL);
+	o2_pend_lock();
+	KUNIT_EXPECT_PTR_EQ(test, o2_pend_find_locked(r->w.cookie, O2_PEND_BRW),
+			    (void *)r);
+	KUNIT_EXPECT_NULL(test, o2_pend_find_locked(r->w.cookie, O2_PEND_PING));
+	o2_pend_wait_finish_locked(&r->w, -EIO);
+	/* a later end (a late success) does not change the status */
+	o2_pend_wait_finish_locked(&r->w, 0);
+	o2_pend_unlock();
+	/* already ended: returns at once, well before the 60 s */
+	KUNIT_EXPECT_EQ(test, o2_pend_wait_end(&r->w, 60000), -EIO);
+	o2_pend_lock();
+	KUNIT_EXPECT_NULL(test, o2_pend_find_locked(r->w.cookie, O2_PEND_BRW));
+	o2_pend_unlock();
+	KUNIT_EXPECT_TRUE(test, o2t_table_empty());
+
+	/* a success is a status of 0 */
+	KUNIT_ASSERT_EQ(test, o2_pend_wait_add(&r->w, r, O2_PEND_PING), 0);
+	o2_pend_lock();
+	o2_pend_wait_finish_locked(&r->w, 0);
+	o2_pend_unlock();
+	KUNIT_EXPECT_EQ(test, o2_pend_wait_end(&r->w, 60000), 0);
+	KUNIT_EXPECT_TRUE(test, o2t_table_empty());
+}
+
+static void a_wait_that_nothing_ends_times_out_and_forgets_the_request(struct kunit *test)
+{
+	struct o2t_wait_req *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	u64 first;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_ASSERT_EQ(test, o2_pend_wait_add(&r->w, r, O2_PEND_PING), 0);
+	first = r->w.cookie;
+	KUNIT_EXPECT_EQ(test, o2_pend_wait_end(&r->w, 20), -ETIMEDOUT);
+	KUNIT_EXPECT_FALSE(test, r->w.finished);
+	/* the answer that comes too late finds nothing to end */
+	o2_pend_lock();
+	KUNIT_EXPECT_NULL(test, o2_pend_find_locked(first, O2_PEND_PING));
+	o2_pend_unlock();
+	KUNIT_EXPECT_TRUE(test, o2t_table_empty());
+	/* a second request gets a cookie of its own */
+	KUNIT_ASSERT_EQ(test, o2_pend_wait_add(&r->w, r, O2_PEND_PING), 0);
+	KUNIT_EXPECT_GT(test, r->w.cookie, first);
+	KUNIT_EXPECT_EQ(test, o2_pend_wait_end(&r->w, 1), -ETIMEDOUT);
+	KUNIT_EXPECT_TRUE(test, o2t_table_empty());
+}
+
 static struct kunit_case o2_pending_cases[] = {
 	KUNIT_CASE(a_cookie_finds_only_its_own_kind),
 	KUNIT_CASE(cookies_never_repeat_and_are_never_zero),
 	KUNIT_CASE(a_reserved_cookie_is_empty_until_added),
 	KUNIT_CASE(a_walk_visits_one_kind_in_cookie_order_while_deleting),
+	KUNIT_CASE(a_wait_gets_the_first_end_and_forgets_the_request),
+	KUNIT_CASE(a_wait_that_nothing_ends_times_out_and_forgets_the_request),
 	{}
 };
 

@@ -36,7 +36,28 @@ enum o2_pend_kind {
 	O2_PEND_KINDS
 };
 
+/**
+ * struct o2_pend_wait - a caller sleeping until its request is answered
+ * @cookie: the request's cookie: its key in the table, put on the wire
+ * @done: completed once @finished
+ * @finished: @status is final
+ * @status: 0 or the errno the request ended with
+ *
+ * Inside a ping's or a selftest RPC's request; @finished and @status
+ * change under the table's lock (o2_pend_wait_finish_locked()).
+ */
+struct o2_pend_wait {
+	u64 cookie;
+	struct completion done;
+	bool finished;
+	int status;
+};
+
 u64 o2_pend_cookie(void);
+int o2_pend_wait_add(struct o2_pend_wait *w, void *obj,
+		     enum o2_pend_kind kind);
+void o2_pend_wait_finish_locked(struct o2_pend_wait *w, int status);
+int o2_pend_wait_end(struct o2_pend_wait *w, u32 timeout_ms);
 void o2_pend_lock(void);
 void o2_pend_unlock(void);
 int o2_pend_reserve(u64 cookie);

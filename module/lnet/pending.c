@@ -24,6 +24,7 @@
 #include <linux/xarray.h>
 #include <linux/atomic.h>
 #include <linux/build_bug.h>
+#include <linux/completion.h>
 #include "lnet.h"
 
 static DEFINE_XARRAY(o2_pend);
@@ -156,6 +157,82 @@ void *o2_pend_next_locked(u64 *cookie, enum o2_pend_kind kind)
 	if (e)
 		*cookie = i;
 	return e;
+}
+
+/**
+ * o2_pend_wait_add() - a caller's request starts waiting for its answer
+ * @w: the wait, inside @obj
+ * @obj: the request (kmalloc'ed), what o2_pend_find_locked() will find
+ * @kind: O2_PEND_PING or O2_PEND_BRW
+ *
+ * Gives @w a fresh cookie (w->cookie, for the wire) and adds @obj under
+ * it, before anything is sent: an answer can find it from then on.
+ * Never sleeps.
+ *
+ * Return: 0, or -ENOMEM with nothing added.
+ */
+int o2_pend_wait_add(struct o2_pend_wait *w, void *obj,
+		     enum o2_pend_kind kind)
+{
+	int rc;
+
+	init_completion(&w->done);
+	w->finished = false;
+	w->status = 0;
+	w->cookie = o2_pend_cookie();
+	xa_lock(&o2_pend);
+	rc = o2_pend_add_locked(w->cookie, obj, kind);
+	xa_unlock(&o2_pend);
+	return rc;
+}
+
+/**
+ * o2_pend_wait_finish_locked() - the request of @w ended
+ * @w: as added
+ * @status: 0 or an errno
+ *
+ * Wakes the caller; the first end counts, later ones are ignored.
+ * Caller holds the table's lock.
+ */
+void o2_pend_wait_finish_locked(struct o2_pend_wait *w, int status)
+{
+	lockdep_assert_held(&o2_pend.xa_lock);
+	if (w->finished)
+		return;
+	w->status = status;
+	w->finished = true;
+	complete(&w->done);
+}
+
+/**
+ * o2_pend_wait_end() - sleep until @w's request ends, then take it out
+ * @w: as added by o2_pend_wait_add()
+ * @timeout_ms: how long to sleep at most
+ *
+ * Interruptible.  Once it returned, no answer finds the request: the
+ * caller may free it (a late answer finds nothing, as for any unknown
+ * cookie).  May sleep.
+ *
+ * Return: the request's status; -ETIMEDOUT if it had not ended in
+ * time, -EINTR if a signal came first.
+ */
+int o2_pend_wait_end(struct o2_pend_wait *w, u32 timeout_ms)
+{
+	long left;
+	int rc;
+
+	left = wait_for_completion_interruptible_timeout(&w->done,
+							 msecs_to_jiffies(timeout_ms));
+	xa_lock(&o2_pend);
+	__xa_erase(&o2_pend, w->cookie);
+	if (w->finished)
+		rc = w->status;
+	else if (left < 0)
+		rc = -EINTR;
+	else
+		rc = -ETIMEDOUT;
+	xa_unlock(&o2_pend);
+	return rc;
 }
 
 /**

@@ -16,28 +16,23 @@
 
 /**
  * struct o2_ping_req - a ping waiting for its REPLY
+ * @w: its wait in the pending table (@w.cookie: the GET's return_wmd
+ *	object cookie); it finishes when the REPLY and the GET's Send
+ *	completion both arrived (a tx completes only after its Send
+ *	completion, even when the reply is faster), or the GET failed
  * @nid: the target
- * @cookie: the GET's return_wmd object cookie
- * @done: completed once @finished
- * @finished: @status is final: the REPLY and the GET's Send completion
- *	both arrived (a tx completes only after its Send completion, even
- *	when the reply is faster), or the GET failed
  * @replied: the REPLY arrived
  * @sent: the GET's Send completed
  * @ni: the NI it was sent from (for the early_replies count)
- * @status: 0 or an errno
  * @len: reply bytes in @buf
  * @buf: the reply's ping info
  */
 struct o2_ping_req {
+	struct o2_pend_wait w;
 	u64 nid;
-	u64 cookie;
-	struct completion done;
-	bool finished;
 	bool replied;
 	bool sent;
 	struct o2_ni *ni;
-	int status;
 	u32 len;
 	u8 buf[O2_PING_BUF_SIZE];
 };
@@ -55,7 +50,7 @@ bool o2_ping_finish(u64 cookie, u64 from, int status, const void *data,
 
 	o2_pend_lock();
 	ping = o2_pend_find_locked(cookie, O2_PEND_PING);
-	if (ping && !ping->finished &&
+	if (ping && !ping->w.finished &&
 	    !(data && (ping->nid != from || ping->replied))) {
 		found = true;
 		if (data) {
@@ -64,16 +59,12 @@ bool o2_ping_finish(u64 cookie, u64 from, int status, const void *data,
 			memcpy(ping->buf, data, ping->len);
 			if (!ping->sent)
 				atomic64_inc(&ping->ni->stats.early_replies);
-		} else if (status) {
-			ping->status = status;
-		} else {
+		} else if (!status) {
 			ping->sent = true;
 		}
 		/* done once both halves are in, or at the first error */
-		if (ping->status || (ping->replied && ping->sent)) {
-			ping->finished = true;
-			complete(&ping->done);
-		}
+		if (status || (ping->replied && ping->sent))
+			o2_pend_wait_finish_locked(&ping->w, status);
 	}
 	o2_pend_unlock();
 	return found;
@@ -219,7 +210,6 @@ int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out)
 	struct o2_ni *ni;
 	struct o2_tx *tx;
 	ktime_t start;
-	long left;
 	int rc;
 
 	ni = o2_ni_for(nid, src_nid, &rc);
@@ -229,14 +219,18 @@ int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out)
 	ping = kzalloc(sizeof(*ping), GFP_KERNEL);
 	if (!ping)
 		return -ENOMEM;
-	init_completion(&ping->done);
 	ping->ni = ni;
 	ping->nid = nid;
-	ping->cookie = o2_pend_cookie();
 	tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
 	if (!tx) {
 		kfree(ping);
 		return -ENOBUFS;
+	}
+	rc = o2_pend_wait_add(&ping->w, ping, O2_PEND_PING);
+	if (rc) {
+		o2_tx_put(tx);
+		kfree(ping);
+		return rc;
 	}
 	hdr = tx->msg + sizeof(struct o2_msg_hdr);
 	hdr->dest_nid = cpu_to_le64(nid);
@@ -246,42 +240,21 @@ int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out)
 	hdr->type = cpu_to_le32(O2_LNET_MSG_GET);
 	hdr->payload_length = 0;
 	hdr->msg.get.return_wmd.interface_cookie = cpu_to_le64(ni->stamp);
-	hdr->msg.get.return_wmd.object_cookie = cpu_to_le64(ping->cookie);
+	hdr->msg.get.return_wmd.object_cookie = cpu_to_le64(ping->w.cookie);
 	hdr->msg.get.match_bits = cpu_to_le64(O2_LNET_PING_MATCHBITS);
 	hdr->msg.get.ptl_index = cpu_to_le32(O2_LNET_RESERVED_PORTAL);
 	hdr->msg.get.src_offset = 0;
 	hdr->msg.get.sink_length = cpu_to_le32(O2_PING_BUF_SIZE);
 	tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*hdr);
-	tx->cookie = ping->cookie;
+	tx->cookie = ping->w.cookie;
 	tx->done = o2_ping_tx_done;
 	/* no use sending it once nobody waits for the reply */
 	tx->deadline = jiffies + msecs_to_jiffies(timeout_ms);
 	tx->has_deadline = true;
 
-	o2_pend_lock();
-	rc = o2_pend_add_locked(ping->cookie, ping, O2_PEND_PING);
-	o2_pend_unlock();
-	if (rc) {
-		o2_tx_put(tx);
-		kfree(ping);
-		return rc;
-	}
-
 	start = ktime_get();
 	o2_ni_launch(ni, nid, tx);
-	left = msecs_to_jiffies(timeout_ms);
-	left = wait_for_completion_interruptible_timeout(&ping->done, left);
-
-	o2_pend_lock();
-	o2_pend_del_locked(ping->cookie);
-	if (ping->finished)
-		rc = ping->status;
-	else if (left < 0)
-		rc = -EINTR;
-	else
-		rc = -ETIMEDOUT;
-	o2_pend_unlock();
-
+	rc = o2_pend_wait_end(&ping->w, timeout_ms);
 	if (!rc) {
 		out->rtt_ns = ktime_to_ns(ktime_sub(ktime_get(), start));
 		rc = o2_ping_parse(ping, out, out->max_ids);

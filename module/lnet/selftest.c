@@ -24,15 +24,14 @@
 
 /**
  * struct o2_brw_req - a selftest RPC waiting for completion
- * @cookie: matches the LNet ACK (write) or REPLY (read)
+ * @w: its wait in the pending table (@w.cookie matches the LNet ACK of
+ *	a write or the REPLY of a read); it finishes at the first error, or
+ *	once @data_done and @answered
  * @nid: the peer
- * @done: completed once @finished
- * @finished: @status is final
  * @data_done: our part of the bulk exchange is over (sent and
  *	invalidated, or received, invalidated and checked)
  * @answered: the peer's answer arrived (LNet ACK of a write; the data of
  *	a read)
- * @status: 0 or an errno
  * @ni: the NI
  * @op: O2LND_BRW_*
  * @nob: payload bytes
@@ -44,13 +43,10 @@
  *	REPLY (as LNet does: no RDMA GET through a router)
  */
 struct o2_brw_req {
-	u64 cookie;
+	struct o2_pend_wait w;
 	u64 nid;
-	struct completion done;
-	bool finished;
 	bool data_done;
 	bool answered;
-	int status;
 	struct o2_ni *ni;
 	u32 op;
 	u32 nob;
@@ -124,15 +120,11 @@ static void o2_brw_update(u64 cookie, int status, bool data, bool answer)
 
 	o2_pend_lock();
 	r = o2_pend_find_locked(cookie, O2_PEND_BRW);
-	if (r && !r->finished) {
-		if (status && !r->status)
-			r->status = status;
+	if (r && !r->w.finished) {
 		r->data_done |= data;
 		r->answered |= answer;
-		if (r->status || (r->data_done && r->answered)) {
-			r->finished = true;
-			complete(&r->done);
-		}
+		if (status || (r->data_done && r->answered))
+			o2_pend_wait_finish_locked(&r->w, status);
 	}
 	o2_pend_unlock();
 }
@@ -248,8 +240,8 @@ int o2_brw_reply_put(struct o2_conn *conn, const struct o2_putreq_msg *m)
 	o2_pend_lock();
 	r = o2_pend_find_locked(cookie, O2_PEND_BRW);
 	if (r && r->nid == from && r->routed && r->op == O2LND_BRW_READ &&
-	    !r->finished && r->nob == le32_to_cpu(h->payload_length)) {
-		o.cookie = r->cookie;
+	    !r->w.finished && r->nob == le32_to_cpu(h->payload_length)) {
+		o.cookie = r->w.cookie;
 		o.seed = r->seed;
 		o.flags = r->flags;
 		found = true;
@@ -426,13 +418,13 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 			return -ENOBUFS;
 		h = tx->msg + sizeof(struct o2_msg_hdr);
 		o2_lnet_hdr_init(h, ni, r->nid, O2_LNET_MSG_PUT, r->nob);
-		h->msg.put.ack_wmd.object_cookie = cpu_to_le64(r->cookie);
+		h->msg.put.ack_wmd.object_cookie = cpu_to_le64(r->w.cookie);
 		h->msg.put.match_bits = cpu_to_le64(r->flags);
 		h->msg.put.hdr_data = cpu_to_le64(r->seed);
 		h->msg.put.ptl_index = cpu_to_le32(O2_BRW_PORTAL);
 		o2_pattern(h + 1, 0, r->nob, r->seed, false);
 		tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*h) + r->nob;
-		tx->cookie = r->cookie;
+		tx->cookie = r->w.cookie;
 		tx->done = o2_brw_tx_done;
 		return o2_ni_launch(ni, r->nid, tx);
 	}
@@ -442,12 +434,12 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 			return -ENOBUFS;
 		h = tx->msg + sizeof(struct o2_msg_hdr);
 		o2_lnet_hdr_init(h, ni, r->nid, O2_LNET_MSG_GET, 0);
-		h->msg.get.return_wmd.object_cookie = cpu_to_le64(r->cookie);
+		h->msg.get.return_wmd.object_cookie = cpu_to_le64(r->w.cookie);
 		h->msg.get.match_bits = cpu_to_le64(mb);
 		h->msg.get.ptl_index = cpu_to_le32(O2_BRW_PORTAL);
 		h->msg.get.sink_length = cpu_to_le32(r->nob);
 		tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*h);
-		tx->cookie = r->cookie;
+		tx->cookie = r->w.cookie;
 		tx->done = o2_brw_tx_done;
 		return o2_ni_launch(ni, r->nid, tx);
 	}
@@ -459,7 +451,7 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 		return -ENOMEM;
 	b->peer_nid = r->nid;
 	b->hop_nid = o2_route_hop(ni, r->nid, false);
-	b->peer_cookie = r->cookie;
+	b->peer_cookie = r->w.cookie;
 	if (r->op == O2LND_BRW_WRITE) {
 		struct o2_putreq_msg *m;
 
@@ -471,7 +463,7 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 		}
 		m = tx->msg + sizeof(struct o2_msg_hdr);
 		o2_lnet_hdr_init(&m->hdr, ni, r->nid, O2_LNET_MSG_PUT, r->nob);
-		m->hdr.msg.put.ack_wmd.object_cookie = cpu_to_le64(r->cookie);
+		m->hdr.msg.put.ack_wmd.object_cookie = cpu_to_le64(r->w.cookie);
 		m->hdr.msg.put.match_bits = cpu_to_le64(r->flags);
 		m->hdr.msg.put.hdr_data = cpu_to_le64(r->seed);
 		m->hdr.msg.put.ptl_index = cpu_to_le32(O2_BRW_PORTAL);
@@ -491,7 +483,7 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 		m = tx->msg + sizeof(struct o2_msg_hdr);
 		o2_lnet_hdr_init(&m->hdr, ni, r->nid, O2_LNET_MSG_GET, 0);
 		m->hdr.msg.get.return_wmd.object_cookie =
-			cpu_to_le64(r->cookie);
+			cpu_to_le64(r->w.cookie);
 		m->hdr.msg.get.match_bits = cpu_to_le64(mb);
 		m->hdr.msg.get.ptl_index = cpu_to_le32(O2_BRW_PORTAL);
 		m->hdr.msg.get.sink_length = cpu_to_le32(r->nob);
@@ -522,7 +514,6 @@ int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 	struct o2_brw_req *r;
 	struct o2_ni *ni;
 	ktime_t start;
-	long left;
 	int rc;
 
 	ni = o2_ni_for(nid, src_nid, &rc);
@@ -531,8 +522,6 @@ int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
 		return -ENOMEM;
-	init_completion(&r->done);
-	r->cookie = o2_pend_cookie();
 	r->nid = nid;
 	r->ni = ni;
 	r->op = op;
@@ -541,9 +530,7 @@ int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 	r->flags = flags;
 	r->rdma = size > O2_MAX_IMMEDIATE;
 	r->routed = o2_nid_net(nid) != o2_nid_net(ni->nid);
-	o2_pend_lock();
-	rc = o2_pend_add_locked(r->cookie, r, O2_PEND_BRW);
-	o2_pend_unlock();
+	rc = o2_pend_wait_add(&r->w, r, O2_PEND_BRW);
 	if (rc) {
 		kfree(r);
 		return rc;
@@ -552,18 +539,8 @@ int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 	start = ktime_get();
 	rc = o2_brw_start(ni, r);
 	if (rc)
-		o2_brw_update(r->cookie, rc, true, true);
-	left = wait_for_completion_interruptible_timeout(&r->done,
-							 msecs_to_jiffies(timeout_ms));
-	o2_pend_lock();
-	o2_pend_del_locked(r->cookie);
-	if (r->finished)
-		rc = r->status;
-	else if (left < 0)
-		rc = -EINTR;
-	else
-		rc = -ETIMEDOUT;
-	o2_pend_unlock();
+		o2_brw_update(r->w.cookie, rc, true, true);
+	rc = o2_pend_wait_end(&r->w, timeout_ms);
 	out->rtt_ns = ktime_to_ns(ktime_sub(ktime_get(), start));
 	out->rdma = r->rdma;
 	kfree(r);
