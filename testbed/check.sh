@@ -15,9 +15,12 @@
 #     then the debug kernel's build starts in the background (stage 8)
 #   3 host unit tests (ctest) and the style gates (clang-format, checkpatch)
 #                                        results/check/unit.xml, style.xml
-#   4 scenarios, Debian kernel           results/check/itest.xml, results/itest/
+#   4 scenarios, Debian kernel, in two lanes at once (two processes, each
+#     with its own guests: [A] the suites that mostly wait, [B] the others)
+#                                        results/check/itest.xml, itest-b.xml, results/itest/
 #   5 OneGuestVeth, TwoGuests, RealFaults' loss and device cycles on Soft-iWARP (O2_TRANSPORT=siw;
-#     siw.ko built for Debian's kernel by testbed/siw-module.sh, cached)
+#     siw.ko built for Debian's kernel by testbed/siw-module.sh, cached),
+#     in a lane beside stage 6
 #                                        Siw/<Suite>.<Test>, results/siw/itest/
 #   6 Debian's 6.12 kernel (the base of RHEL 10): o2lnd.ko built with W=1
 #     against its headers (the feature probes print their results), then
@@ -41,6 +44,7 @@
 #
 # Env: BUILD (default <top>/build), O2_RESULTS (default <top>/results),
 #      O2_CHECK_TIMEOUT (s, default 3000) for the Debian scenario binary,
+#      O2_LANES=1 runs every stage alone (stage 4 in one lane, stage 5 before 6),
 #      O2_LUSTRE_SRC (the Lustre peer's source: testbed/lustre-build.sh),
 #      O2_CHECK_KERNELS=0 skips stages 7-10 (a quick check on Debian's kernel),
 #      O2_KERNEL_BG=0 builds the debug kernel in stage 8 only, not meanwhile,
@@ -163,17 +167,18 @@ copy_module_tree() {
 }
 
 # Runs the scenario binary; each result line gets the wall clock so far.
-# run_itest XML LOG TIMEOUT [gtest args...]  (env for the binary set by the caller)
+# run_itest XML LOG TIMEOUT [gtest args...]  (env for the binary set by
+# the caller; LANE=name tags its lines when two run at once)
 run_itest() {
-	local xml=$1 log=$2 limit=$3
+	local xml=$1 log=$2 limit=$3 tag=${LANE:+[$LANE] }
 	shift 3
 	# A hung scenario must not eat CI's budget: guests die with the binary.
 	timeout --signal=KILL "$limit" "$ITEST" --gtest_output="xml:$xml" --gtest_color=no "$@" 2>&1 |
 		tee "$log" | while IFS= read -r l; do
 		case "$l" in
 		"[ RUN      ]"*|"[       OK ]"*|"[  FAILED  ]"*|"[  SKIPPED ]"*|"[ testbed  ]"*|"[ logs     ]"*|"[ kmemleak ]"*|"[ figure   ]"*)
-			printf '[check %4ds] %s\n' $((SECONDS - T0)) "$l" ;;
-		*) printf '    %s\n' "$l" ;;
+			printf '[check %4ds] %s%s\n' $((SECONDS - T0)) "$tag" "$l" ;;
+		*) printf '    %s%s\n' "$tag" "$l" ;;
 		esac
 	done
 }
@@ -240,8 +245,29 @@ if [[ -x "$ITEST" ]]; then
 	# Scenarios that only record figures run in make bench-* instead
 	# (testbed/bench-itest.sh), unless a FILTER names them.
 	BENCH_ONLY='RoutingThreeGuests.RoutedBrwWriteBandwidthAgainstDirect:RealFaults.Throughput*:InteropBench.*'
-	args=(--gtest_filter="${FILTER:--$BENCH_ONLY}")
-	O2_KMEMLEAK=${O2_KMEMLEAK:-0} run_itest "$OUT/itest.xml" "$OUT/itest.log" "${O2_CHECK_TIMEOUT:-3000}" "${args[@]}"
+	# Two lanes at once, each a process of its own with its own guests
+	# (suites keep their folders, results/itest/<Suite>/): most scenarios
+	# wait (deadlines, pacing, reboots, a Lustre node's timeouts) far more
+	# than they compute, so two of them share the two cores well.  Lane A
+	# holds the suites that mostly wait, lane B the rest and any new suite.
+	# Suites that write one report together (Hostile, Hostile/HostileParam:
+	# results/hostile/) stay in one lane.  O2_LANES=1 or a FILTER: one lane.
+	LANE_A='Interop.*:InteropRouting.*:Interop/InteropDepth.*:ConnectVeth.*:CreditsTwoGuests.*'
+	LANE_A+=':RoutingThreeGuests.*:LU7646TwoGuests.*:Connect/StuckConnect.*:Connect/RaceWithAStuckConnect.*'
+	rm -f "$OUT/itest-b.xml"
+	if [[ -n "$FILTER" || "${O2_LANES:-2}" == 1 ]]; then
+		O2_KMEMLEAK=${O2_KMEMLEAK:-0} run_itest "$OUT/itest.xml" "$OUT/itest.log" "${O2_CHECK_TIMEOUT:-3000}" \
+			--gtest_filter="${FILTER:--$BENCH_ONLY}"
+	else
+		say "two lanes at once: [A] $LANE_A; [B] every other suite"
+		LANE=A O2_KMEMLEAK=${O2_KMEMLEAK:-0} run_itest "$OUT/itest.xml" "$OUT/itest.log" \
+			"${O2_CHECK_TIMEOUT:-3000}" --gtest_filter="$LANE_A-$BENCH_ONLY" &
+		lane_a=$!
+		LANE=B O2_KMEMLEAK=${O2_KMEMLEAK:-0} run_itest "$OUT/itest-b.xml" "$OUT/itest-b.log" \
+			"${O2_CHECK_TIMEOUT:-3000}" --gtest_filter="-$LANE_A:$BENCH_ONLY"
+		wait "$lane_a"
+		[[ -s "$OUT/itest-b.xml" ]] || missing+=("integration lane B wrote no XML report (crashed?)")
+	fi
 	stage_done 4 "log $OUT/itest.log, guest logs $RES/itest/"
 	[[ -f "$RES/hostile/report.md" ]] && cp "$RES/hostile/report.md" "$OUT/hostile-report.md"
 	[[ -s "$OUT/itest.xml" ]] || missing+=("integration binary wrote no XML report (crashed?)")
@@ -256,24 +282,37 @@ fi
 # builds it from Debian's linux-source-6.1 into the test bed's copy of the
 # kernel (cached); guests create siw0.. where they would create rxe0..
 SFILTER=${O2_SIW_FILTER:-${FILTER:-OneGuestVeth.*:TwoGuests.*:RealFaults.LossOnBothSides*:RealFaults.DeviceRemovedAndAddedBack*}}
-stage 5 "scenarios on Soft-iWARP (siw), Debian kernel (filter $SFILTER)"
-if [[ "${O2_CHECK_SIW:-1}" == 0 ]]; then
-	say "skipped (O2_CHECK_SIW=0)"
-elif [[ ! -x "$ITEST" ]]; then
-	say "no integration binary at $ITEST (make userspace)"
-elif ! "$TOP/testbed/siw-module.sh" > "$OUT/siw-module.log" 2>&1; then
-	tail -20 "$OUT/siw-module.log" | sed 's/^/    /'
-	missing+=("siw.ko for Debian's kernel: testbed/siw-module.sh failed (log $OUT/siw-module.log)")
+# Stage 5 runs beside stage 6 (a lane each, their lines tagged [siw] and
+# [6.12]): both mostly wait, as stage 4's lanes do.  Its failures to
+# report go through a file, since it runs in a subshell.
+stage5() {
+	stage 5 "scenarios on Soft-iWARP (siw), Debian kernel (filter $SFILTER)"
+	if [[ "${O2_CHECK_SIW:-1}" == 0 ]]; then
+		say "skipped (O2_CHECK_SIW=0)"
+	elif [[ ! -x "$ITEST" ]]; then
+		say "no integration binary at $ITEST (make userspace)"
+	elif ! "$TOP/testbed/siw-module.sh" > "$OUT/siw-module.log" 2>&1; then
+		tail -20 "$OUT/siw-module.log" | sed 's/^/    /'
+		echo "siw.ko for Debian's kernel: testbed/siw-module.sh failed (log $OUT/siw-module.log)" >> "$OUT/missing-5"
+	else
+		say "siw.ko: $(tail -1 "$OUT/siw-module.log")"
+		rm -rf "$RES/siw"
+		O2_TRANSPORT=siw O2_RESULTS="$RES/siw" O2_KMEMLEAK=${O2_KMEMLEAK:-0} \
+			O2_LUSTRE= O2_LUSTRE_SKIP="the Lustre peer is tested on Soft-RoCE only" \
+			run_itest "$OUT/itest-siw.xml" "$OUT/itest-siw.log" "${O2_SIW_TIMEOUT:-1200}" \
+			--gtest_filter="$SFILTER"
+		[[ -s "$OUT/itest-siw.xml" ]] || echo "siw scenarios: no XML report (crashed?)" >> "$OUT/missing-5"
+	fi
+	stage_done 5 "log $OUT/itest-siw.log, guest logs $RES/siw/itest/"
+}
+rm -f "$OUT/missing-5"
+if [[ "${O2_LANES:-2}" == 1 ]]; then
+	stage5
+	stage5_pid=
 else
-	say "siw.ko: $(tail -1 "$OUT/siw-module.log")"
-	rm -rf "$RES/siw"
-	O2_TRANSPORT=siw O2_RESULTS="$RES/siw" O2_KMEMLEAK=${O2_KMEMLEAK:-0} \
-		O2_LUSTRE= O2_LUSTRE_SKIP="the Lustre peer is tested on Soft-RoCE only" \
-		run_itest "$OUT/itest-siw.xml" "$OUT/itest-siw.log" "${O2_SIW_TIMEOUT:-1200}" \
-		--gtest_filter="$SFILTER"
-	[[ -s "$OUT/itest-siw.xml" ]] || missing+=("siw scenarios: no XML report (crashed?)")
+	LANE=siw stage5 &
+	stage5_pid=$!
 fi
-stage_done 5 "log $OUT/itest-siw.log, guest logs $RES/siw/itest/"
 
 # ---------------------------------------------------------------- 6 Debian 6.12
 # The same module on Debian's 6.12 kernel (its rxe has three years of fixes
@@ -302,7 +341,7 @@ else
 		say "$d/o2lnd.ko for $rel612 (W=1, no warning); feature probes:"
 		grep '^o2lnd: probe' "$d/build.log" | sed 's/^/    /'
 		rm -rf "$RES/debian612" "$RES/debian612-siw"
-		O2_KERNEL=debian612 O2_KO="$d/o2lnd.ko" O2_RESULTS="$RES/debian612" O2_KMEMLEAK=0 \
+		LANE=${stage5_pid:+6.12} O2_KERNEL=debian612 O2_KO="$d/o2lnd.ko" O2_RESULTS="$RES/debian612" O2_KMEMLEAK=0 \
 			O2_LUSTRE= O2_LUSTRE_SKIP="the Lustre peer is built for Debian's 6.1 kernel only" \
 			run_itest "$OUT/itest-612.xml" "$OUT/itest-612.log" "${O2_612_TIMEOUT:-1200}" \
 			--gtest_filter="$F612"
@@ -315,7 +354,7 @@ else
 			missing+=("siw.ko for 6.12: testbed/siw-module.sh failed (log $OUT/siw-module-612.log)")
 		else
 			say "siw.ko for 6.12: $(tail -1 "$OUT/siw-module-612.log")"
-			O2_KERNEL=debian612 O2_KO="$d/o2lnd.ko" O2_RESULTS="$RES/debian612-siw" O2_TRANSPORT=siw O2_KMEMLEAK=0 \
+			LANE=${stage5_pid:+6.12} O2_KERNEL=debian612 O2_KO="$d/o2lnd.ko" O2_RESULTS="$RES/debian612-siw" O2_TRANSPORT=siw O2_KMEMLEAK=0 \
 				O2_LUSTRE= O2_LUSTRE_SKIP="the Lustre peer is tested on Soft-RoCE only" \
 				run_itest "$OUT/itest-612-siw.xml" "$OUT/itest-612-siw.log" "${O2_612_TIMEOUT:-1200}" \
 				--gtest_filter="$F612_SIW"
@@ -327,6 +366,14 @@ else
 	fi
 fi
 stage_done 6 "log $OUT/itest-612.log, guest logs $RES/debian612/itest/"
+
+if [[ -n "$stage5_pid" ]]; then
+	say "waiting for stage 5 (siw), which ran beside stage 6"
+	wait "$stage5_pid"
+fi
+if [[ -f "$OUT/missing-5" ]]; then
+	while IFS= read -r m; do missing+=("$m"); done < "$OUT/missing-5"
+fi
 
 # ---------------------------------------------------------------- 7 DKMS
 dkms_k=$(cat "$TOP/.testbed-abi" 2>/dev/null || echo '?')
@@ -450,11 +497,13 @@ missing = sys.argv[7:]
 total, budget_fresh, budget_warm = int(total), int(budget_fresh), int(budget_warm)
 passed = failed = skipped = 0
 failures = []
+kreports = []  # "Test: guest: [time] line" of the failed tests' kernel reports
 skips = []  # (name, reason)
 kunit = {}
 # (report, prefix): unit tests, the scenarios per kernel, gtest binaries run
 # inside guests (the guest ABI tests, written to the guest's /out), KUnit.
-reports = [(os.path.join(out, "unit.xml"), ""), (os.path.join(out, "style.xml"), ""), (os.path.join(out, "itest.xml"), "")]
+reports = [(os.path.join(out, "unit.xml"), ""), (os.path.join(out, "style.xml"), ""), (os.path.join(out, "itest.xml"), ""),
+           (os.path.join(out, "itest-b.xml"), "")]
 reports += [(p, "") for p in sorted(glob.glob(os.path.join(res, "itest", "*", "*", "out", "*.xml")))]
 reports += [(os.path.join(out, "itest-siw.xml"), "Siw/")]
 reports += [(p, "Siw/") for p in sorted(glob.glob(os.path.join(res, "siw", "itest", "*", "*", "out", "*.xml")))]
@@ -490,6 +539,14 @@ for p, prefix in reports:
             failed += 1
             failures.append(n)
             if k: k[1] += 1
+            # the kernel's own words (an oops and its call trace), kept for
+            # the end of the output, which is what a CI page shows
+            for fe in list(tc.iter("failure")) + list(tc.iter("error")):
+                for l in ((fe.get("message") or "") + "\n" + (fe.text or "")).splitlines():
+                    l = l.strip()
+                    e = f"{n}: {l[len('kernel report:'):].strip()}"
+                    if l.startswith("kernel report:") and e not in kreports:
+                        kreports.append(e)
         elif tc.find("skipped") is not None or tc.get("result") == "skipped" or tc.get("status") in ("notrun", "disabled"):
             skipped += 1
             if k: k[2] += 1
@@ -508,6 +565,10 @@ for m in missing:
     failures.append(m)
 for f in failures:
     print(f"    FAILED: {f}")
+if kreports:
+    print(f"kernel reports of the failed tests ({len(kreports)} lines; the first 40):")
+    for l in kreports[:40]:
+        print(f"    {l[:200]}")
 for k, (p, f, s) in sorted(kunit.items()):
     print(f"{k} totals: {p + f + s} cases, {p} passed, {f} failed" + (f", {s} skipped" if s else ""))
 # Stage times and the total against the budget (a goal, printed, never a
@@ -519,9 +580,10 @@ try:
         stages.append((n, int(secs), name))
 except OSError:
     pass
+stages.sort(key=lambda st: int(st[0]) if st[0].isdigit() else 99)
 fresh = os.path.exists(os.path.join(out, "fresh"))
 budget = budget_fresh if fresh else budget_warm
-print("stage times:")
+print("stage times" + (" (stage 5 ran beside stage 6: they add up to more than the whole):" if os.environ.get("O2_LANES", "2") != "1" else ":"))
 for n, secs, name in stages:
     print(f"    {n:>2} {name[:68]:<68} {secs:>5} s  {secs / 60:5.1f} min")
 kind = "fresh: the debug kernel was built in this run" if fresh else (

@@ -134,6 +134,14 @@ Kernel Kernel::find(const std::string& name_in) {
   return k;
 }
 
+// A line of an oops after its headline worth keeping: the RIP, or a
+// frame of the call trace ("func+0x1a/0x40 [module]").
+static bool is_trace_line(const std::string& line) {
+  if (line.find("RIP: ") != std::string::npos) return true;
+  size_t plus = line.find("+0x");
+  return plus != std::string::npos && line.find("/0x", plus) != std::string::npos;
+}
+
 std::vector<std::string> scan_reports(const std::string& log) {
   static const char* const kPatterns[] = {
       "Oops",
@@ -164,6 +172,12 @@ std::vector<std::string> scan_reports(const std::string& log) {
       "kmemleak: Kernel memory leak detector initialized",
       "kmemleak: Automatic memory scanning thread started",
   };
+  // Reports whose next lines say where they happened: the RIP line and
+  // up to kTraceLines frames of the call trace are kept with them, so a
+  // failure's message names the functions without the console at hand.
+  static const char* const kTraced[] = {"Oops", "BUG:", "WARNING:", "general protection", "KASAN"};
+  constexpr int kTraceLines = 14;
+  int trace = 0;
   std::vector<std::string> out;
   std::istringstream is(log);
   std::string line;
@@ -173,11 +187,19 @@ std::vector<std::string> scan_reports(const std::string& log) {
     for (const auto* p : kPatterns) {
       if (line.find(p) != std::string::npos) hit = true;
     }
-    if (!hit) continue;
     for (const auto* p : kIgnore) {
-      if (line.find(p) != std::string::npos) hit = false;
+      if (hit && line.find(p) != std::string::npos) hit = false;
     }
-    if (hit) out.push_back(line);
+    if (hit) {
+      out.push_back(line);
+      // an oops, a BUG or a WARNING: its RIP and call trace follow
+      for (const auto* p : kTraced) {
+        if (line.find(p) != std::string::npos) trace = kTraceLines;
+      }
+    } else if (trace > 0 && is_trace_line(line)) {
+      out.push_back(line);
+      trace--;
+    }
   }
   return out;
 }

@@ -90,6 +90,27 @@ TEST(ScanReports, FindsKernelReportsAndIgnoresNoise) {
   EXPECT_NE(r.back().find("kmemleak"), std::string::npos);
 }
 
+TEST(ScanReports, OopsKeepsItsRipAndCallTraceButNotTheRegisters) {
+  const std::string log =
+      "[  137.2] BUG: kernel NULL pointer dereference, address: 0000000000000018\n"
+      "[  137.2] #PF: supervisor read access in kernel mode\n"
+      "[  137.2] Oops: Oops: 0000 [#1] PREEMPT SMP NOPTI\n"
+      "[  137.2] RIP: 0010:o2_tx_post_locked+0x1a2/0x5e0 [o2lnd]\n"
+      "[  137.2] RSP: 0018:ffffa1 EFLAGS: 00010246\n"
+      "[  137.2] Call Trace:\n"
+      "[  137.2]  <TASK>\n"
+      "[  137.2]  ? o2_conn_check_sends+0x40/0x90 [o2lnd]\n"
+      "[  137.2]  ib_unregister_device+0x20/0x30 [ib_core]\n"
+      "[  137.3] o2lnd: NI 10.0.0.2@o2ib up again\n";
+  auto r = scan_reports(log);
+  ASSERT_EQ(r.size(), 5u);
+  EXPECT_NE(r[0].find("address: 0000000000000018"), std::string::npos);
+  EXPECT_NE(r[1].find("Oops"), std::string::npos);
+  EXPECT_NE(r[2].find("RIP: 0010:o2_tx_post_locked"), std::string::npos);
+  EXPECT_NE(r[3].find("o2_conn_check_sends"), std::string::npos);
+  EXPECT_NE(r[4].find("ib_unregister_device"), std::string::npos);
+}
+
 TEST(ScanReports, CleanBootHasNone) {
   EXPECT_TRUE(
       scan_reports("[0.0] Booting\n[0.1] rdma_rxe: loaded\n[0.2] infiniband rxe0: added veth0\n")
