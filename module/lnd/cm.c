@@ -939,9 +939,16 @@ int o2_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 	if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST)
 		return o2_cm_connect_request(id->context, id, event);
 
+	/*
+	 * A listener's context is its NI (o2_ni_listen()), a conn's its conn.
+	 * Told by the context, not by ni->listen_id: a listener gets events
+	 * (DEVICE_REMOVAL, ADDR_CHANGE) also while it is not, or no longer,
+	 * ni->listen_id (being set up by a reattach, or being destroyed), and
+	 * taking it for a conn would read the NI as one.  The NI or the
+	 * device removal destroys it.
+	 */
 	list_for_each_entry(ni, &o2_nis, list) {
-		/* the listener is destroyed by the NI or device removal */
-		if (ni->listen_id == id)
+		if (id->context == ni)
 			return 0;
 	}
 	conn = id->context;

@@ -166,15 +166,17 @@ static int o2_ni_listen(struct o2_ni *ni, bool quiet)
 		       &ni->addr, o2_service, ni->ifname, rc);
 		goto err;
 	}
+	/* the device first: no request is taken on one going away */
+	dev = o2_dev_get(id->device);
+	if (IS_ERR(dev)) {
+		rc = PTR_ERR(dev);
+		goto err;
+	}
 	rc = rdma_listen(id, 256);
 	if (rc) {
 		pr_err_ratelimited("o2lnd: %s: cannot listen on %pI4:%d: %d\n",
 				   ni->net, &ni->addr, o2_service, rc);
-		goto err;
-	}
-	dev = o2_dev_get(id->device);
-	if (IS_ERR(dev)) {
-		rc = PTR_ERR(dev);
+		o2_dev_put(dev);
 		goto err;
 	}
 	ni->dev = dev;
