@@ -318,12 +318,15 @@ TEST_F(Interop, ConnectionRaceLeavesOneConnection) {
     }
     lustre_up(lu, kNet);
     ASSERT_TRUE(insmod(o2, kNet).ok());
-    // Even rounds hold o2lnd's connect for 300 ms after its route is
+    // Even rounds hold o2lnd's connect for 2 s after its route is
     // resolved, so that Lustre's request surely arrives while o2lnd is
-    // connecting (a race every time); odd rounds race as they come.
+    // connecting (a race every time, even when a busy host starts
+    // Lustre's ping some hundred ms after o2lnd's: 300 ms was not always
+    // enough beside another lane of scenarios); odd rounds race as they
+    // come.
     bool forced = i % 2 == 0;
     if (forced) {
-      ASSERT_GE(add_fault(o2, "cm-delay route_resolved --delay 300 --count 1"), 0);
+      ASSERT_GE(add_fault(o2, "cm-delay route_resolved --delay 2000 --count 1"), 0);
     }
     std::string lout;
     std::string oout;
