@@ -8,6 +8,8 @@
 #  - Every apt call waits for the dpkg lock (DPkg::Lock::Timeout) and for
 #    the package lists lock (apt-get update is retried while another apt
 #    holds it): a fresh machine may be installing something else right then.
+#  - A dpkg left "interrupted" by a killed install is configured
+#    (dpkg --configure -a) and the call tried again.
 #  - apt-get update runs at most once per make check (O2_APT_UPDATED=1 is
 #    exported to the stages after it), and only when something is missing.
 #  - Sources of Debian's kernels come as downloaded .deb files unpacked
@@ -73,6 +75,13 @@ _o2_apt_retry() {
 	shift
 	_o2_apt_log_init
 	{ echo "=== $(date -Is) $what" && "$@"; } >>"$O2_APT_LOG" 2>&1 && return 0
+	# An install that was killed half way (a stopped run) leaves dpkg
+	# "interrupted": finish its configuration and try once more.
+	if tail -n 5 "$O2_APT_LOG" | grep -q "dpkg --configure -a"; then
+		{ echo "=== $(date -Is) dpkg --configure -a" &&
+			env DEBIAN_FRONTEND=noninteractive dpkg --force-confold --configure -a; } >>"$O2_APT_LOG" 2>&1
+		{ echo "=== $(date -Is) $what (after dpkg --configure -a)" && "$@"; } >>"$O2_APT_LOG" 2>&1 && return 0
+	fi
 	[[ "${O2_APT_UPDATED:-0}" == 1 ]] && { _o2_apt_fail "$what failed"; return 1; }
 	o2_apt_update || return 1
 	{ echo "=== $(date -Is) $what (after apt-get update)" && "$@"; } >>"$O2_APT_LOG" 2>&1 ||

@@ -1,12 +1,16 @@
 // Host-side unit tests of the test bed's pure parts: framing, the kernel
-// report scanner, the QEMU monitor client (against a fake monitor) and the
-// kmemleak report reader.
+// report scanner, the QEMU monitor client (against a fake monitor), the
+// kmemleak report reader and the apt helper (against stub apt and dpkg).
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -259,3 +263,63 @@ TEST(Kmemleak, LeakIsChargedToTheTestThatAllocatedIt) {
   EXPECT_EQ(o2tb::leak_window(starts, now, -1), 2U) << "no age: the last test";
   EXPECT_EQ(o2tb::leak_window({100}, now, 500), 0U);
 }
+
+namespace {
+
+// scripts/o2-apt.sh against stubs of apt-get, dpkg and dpkg-query in
+// front of PATH: an install killed half way (a stopped run) leaves dpkg
+// "interrupted", and the next run must mend it, not fail on it.
+class AptHelper : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = "/tmp/o2-apt-test.XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void stub(const std::string& name, const std::string& body) {
+    std::string path = dir_ + "/" + name;
+    std::ofstream(path) << "#!/bin/bash\n" << body << "\n";
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  }
+  // Runs `o2_apt_install PKG` with the stubs; returns its exit status.
+  int install(const std::string& pkg) {
+    std::string cmd = "env PATH=" + dir_ + ":/usr/bin:/bin O2_CACHE=" + dir_ +
+                      "/cache O2_APT_UPDATED=1 bash -c '. " + O2_SOURCE_DIR +
+                      "/scripts/o2-apt.sh && o2_apt_install " + pkg + "' 2>" + dir_ + "/stderr";
+    int rc = std::system(cmd.c_str());  // NOLINT(*-mt-unsafe)
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  }
+  std::string read(const std::string& name) {
+    std::ifstream in(dir_ + "/" + name);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  std::string dir_;
+};
+
+TEST_F(AptHelper, InterruptedDpkgIsConfiguredAndTheInstallTriedAgain) {
+  stub("dpkg-query", "exit 1");  // nothing installed
+  stub("dpkg", "echo \"$*\" >>'" + dir_ + "/dpkg.calls'; touch '" + dir_ + "/configured'");
+  stub("apt-get", "echo \"$*\" >>'" + dir_ + "/apt.calls'\n[[ -e '" + dir_ +
+                      "/configured' ]] && exit 0\n"
+                      "echo \"E: dpkg was interrupted, you must manually run "
+                      "'dpkg --configure -a' to correct the problem.\"\nexit 100");
+  EXPECT_EQ(install("some-pkg"), 0) << read("stderr");
+  EXPECT_NE(read("dpkg.calls").find("--configure -a"), std::string::npos);
+  std::string apt = read("apt.calls");
+  EXPECT_EQ(std::count(apt.begin(), apt.end(), '\n'), 2) << apt;  // failed once, then installed
+  EXPECT_EQ(read("stderr"), "");  // what the installer printed stays in the log
+}
+
+TEST_F(AptHelper, OtherInstallFailureIsOneLineNamingTheLog) {
+  stub("dpkg-query", "exit 1");
+  stub("dpkg", "echo \"$*\" >>'" + dir_ + "/dpkg.calls'");
+  stub("apt-get", "echo 'E: Unable to locate package some-pkg'; exit 100");
+  EXPECT_NE(install("some-pkg"), 0);
+  EXPECT_EQ(read("dpkg.calls"), "");  // no repair tried for another error
+  std::string err = read("stderr");
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("apt-get install some-pkg failed"), std::string::npos) << err;
+}
+
+}  // namespace
