@@ -11,7 +11,10 @@
 # Env: BUILD, O2_KO, O2_KO_BASE, O2_RESULTS, O2_KERNEL, PERFTEST_EVENTS (see
 # the scripts).  O2_KO_BASE: a second build of the module (the one before
 # a change) that bench-msg measures beside O2_KO in the same boot, round
-# by round (o2lnd_load base).  PERFTEST_T, the timeout of one perftest run in seconds (300),
+# by round (o2lnd_load base); O2_O2CTL_BASE: the o2ctl that speaks to it,
+# when it predates the current ioctl ABI (default: the one of BUILD).  Both
+# must lie outside /tmp (the guest sees the host's root, not its /tmp).
+# PERFTEST_T, the timeout of one perftest run in seconds (300),
 # is not read from the environment: a script may set it after sourcing.
 # shellcheck shell=bash disable=SC2034  # globals for the sourcing script
 
@@ -57,6 +60,8 @@ bench_start() { # SUMMARY
 	cmake --build "$BUILD" -j"$(nproc)" --target o2ctl o2-testbed o2-agent >/dev/null
 	TB=("$BUILD/testbed/o2-testbed" --dir "$DIR")
 	O2CTL="$BUILD/o2ctl/o2ctl"
+	O2CTL_BASE="${O2_O2CTL_BASE:-$O2CTL}"
+	[[ -x "$O2CTL_BASE" ]] || { echo "$BENCH: no o2ctl at O2_O2CTL_BASE=$O2CTL_BASE" >&2; exit 1; }
 	KO_SRC="${O2_KO:-$TOP/o2lnd.ko}"
 	[[ -f "$KO_SRC" ]] || { echo "$BENCH: no module at $KO_SRC (make module)" >&2; exit 1; }
 	# The guest caches 9p files by path: hand it a copy under a fresh name
@@ -115,10 +120,10 @@ perftest() { # NAME SIZE TOOL ARGS... -> $RAW/NAME.txt
 # (Re)load o2lnd on both devices of the pair and wait until A reaches B;
 # `o2lnd_load base` loads the O2_KO_BASE build instead.
 o2lnd_load() {
-	local ko=$KO
-	[[ "${1:-}" == base ]] && ko=$KO_BASE
+	local ko=$KO ctl=$O2CTL
+	[[ "${1:-}" == base ]] && ko=$KO_BASE ctl=$O2CTL_BASE
 	g1 "if grep -q '^o2lnd ' /proc/modules; then rmmod o2lnd; fi; insmod $ko networks=\"o2ib0(veth0,veth1)\"" >/dev/null
-	g1 "$O2CTL ping $B_NID --source $A_NID --timeout 20" >/dev/null
+	g1 "$ctl ping $B_NID --source $A_NID --timeout 20" >/dev/null
 }
 
 # The results table, after the rounds: bench_report ARGS... <<'EOF' runs

@@ -39,7 +39,8 @@ declare -a LAT BW O2P50 O2RATE O2RPC ERRS BP50 BRATE BRPC BERRS
 # o2lnd_round R [base]: the three selftests on the loaded module; sets
 # P50, RATE, RPC, NERR (the tag names the raw files of the base build).
 o2lnd_round() {
-	local r=$1 tag=${2:+-$2} ab ba
+	local r=$1 tag=${2:+-$2} ab ba O2CTL=$O2CTL
+	[[ -n "$tag" ]] && O2CTL=$O2CTL_BASE
 	say "round $r/$ROUNDS: o2lnd${tag} selftest --concurrency 1 --duration $DURATION"
 	T=$((DURATION + 120)) g1 "$O2CTL selftest ping $B_NID --from $A_NID --concurrency 1 --duration $DURATION -y" \
 		>"$RAW/r$r-o2lnd$tag-lat.txt" 2>&1 ||
