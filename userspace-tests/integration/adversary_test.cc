@@ -108,23 +108,24 @@ std::map<std::string, double> totals(const std::string& out) {
 O2_SUITE_CLASS(Adversary, "veth", void attack(const std::string& category);
                NiStats ni_stats(Guest & g););
 
+// The target NI's counters, from `o2ctl net show -v` parsed on the host.
 NiStats Adversary::ni_stats(Guest& g) {
-  const std::string py = std::string(
-                             "import sys, yaml\n"
-                             "for net in yaml.safe_load(sys.stdin)['net']:\n"
-                             "    for ni in net['local NI(s)']:\n"
-                             "        if ni['nid'] == '") +
-                         kTargetNid +
-                         "':\n"
-                         "            st = ni['statistics']\n"
-                         "            print(st['drop_count'],"
-                         " ni['lnd details']['rejects_sent'], ni['lnd details']['incarnation'],"
-                         " st['error_count'], st.get('bulk_errors', -1))\n";
-  RunResult r = run(g, sh_quote(o2ctl_path()) + " net show -v | python3 -c " + sh_quote(py), 30);
+  RunResult r = o2ctl(g, "net show -v", 30);
   NiStats s;
-  std::istringstream is(r.out);
-  is >> s.drop >> s.rejects_sent >> s.incarnation >> s.errors >> s.bulk_errors;
-  EXPECT_TRUE(r.ok() && s.drop >= 0) << "o2ctl net show -v:\n" << r.out;
+  if (r.ok()) {
+    for (const auto& ni : parse_net_nis(r.out)) {
+      if (field(ni, "nid") != kTargetNid) continue;
+      s.drop = num(ni, "statistics.drop_count");
+      s.rejects_sent = num(ni, "lnd details.rejects_sent");
+      s.incarnation = field(ni, "lnd details.incarnation");
+      s.errors = num(ni, "statistics.error_count");
+      s.bulk_errors = num(ni, "statistics.bulk_errors");
+    }
+  }
+  EXPECT_TRUE(r.ok() && s.drop >= 0 && s.rejects_sent >= 0 && !s.incarnation.empty() &&
+              s.errors >= 0)
+      << "o2ctl net show -v (NI " << kTargetNid << "):\n"
+      << r.out;
   return s;
 }
 

@@ -508,28 +508,21 @@ std::map<std::string, uint64_t> TopologyTest::rxe_stats(Guest& g, const std::str
 // --- connection scenarios ----------------------------------------------------
 
 std::vector<Record> parse_yaml_list(const std::string& yaml, const std::string& list) {
-  std::vector<Record> v;
-  bool in_list = false;
-  for (const auto& raw : lines_of(yaml)) {
-    if (raw.empty() || raw[0] == '#') continue;
-    if (raw[0] != ' ' && raw[0] != '-') {  // a top-level key
-      in_list = raw.rfind(list + ":", 0) == 0;
-      continue;
-    }
-    if (!in_list) continue;
-    std::string l = raw.substr(raw.find_first_not_of(' '));
-    if (l.rfind("- ", 0) == 0) {
-      v.emplace_back();
-      l = l.substr(2);
-    }
-    if (v.empty()) continue;
-    auto p = l.find(": ");
-    if (p == std::string::npos) continue;  // "section:" headings
-    std::string val = l.substr(p + 2);
-    if (val.size() >= 2 && val.front() == '"' && val.back() == '"') {
-      val = val.substr(1, val.size() - 2);
-    }
-    v.back()[l.substr(0, p)] = val;
+  std::string error;
+  auto v = o2ctl_yaml::parse_list(yaml, list, error);
+  if (!error.empty()) {
+    ADD_FAILURE() << "o2ctl's YAML (list '" << list << "'): " << error << ":\n" << yaml;
+    return {};
+  }
+  return v;
+}
+
+std::vector<Record> parse_net_nis(const std::string& yaml) {
+  std::string error;
+  auto v = o2ctl_yaml::parse_net_nis(yaml, error);
+  if (!error.empty()) {
+    ADD_FAILURE() << "o2ctl's net show YAML: " << error << ":\n" << yaml;
+    return {};
   }
   return v;
 }
@@ -665,38 +658,6 @@ LoopStats loop_stats(const std::string& log, double t0) {
 
 std::string dump_record(const Record& r) { return dump(std::vector<Record>{r}); }
 
-std::string field_key(std::string_view k) {
-  std::string s;
-  for (char c : k) {
-    s +=
-        c == ' ' || c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return s;
-}
-
-std::optional<std::string> field(const Record& r, std::initializer_list<std::string_view> keys) {
-  for (auto k : keys) {
-    std::string nk = field_key(k);
-    for (const auto& [rk, v] : r) {
-      if (field_key(rk) == nk) return v;
-    }
-    for (const auto& [rk, v] : r) {
-      if (field_key(rk).ends_with("." + nk)) return v;
-    }
-  }
-  return std::nullopt;
-}
-
-int64_t field_int(const Record& r, std::initializer_list<std::string_view> keys) {
-  auto v = field(r, keys);
-  if (!v) return kMissingField;
-  char* end = nullptr;
-  int64_t n = std::strtoll(v->c_str(), &end, 10);
-  return end != v->c_str() && *end == 0 ? n : kMissingField;
-}
-
-std::string field_str(const Record& r, std::initializer_list<std::string_view> keys) {
-  return field(r, keys).value_or("");
-}
+int64_t field_int(const Record& r, const std::string& key) { return num(r, key, kMissingField); }
 
 }  // namespace o2it

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "o2ctl_yaml/record.h"
 #include "topology.h"
 
 namespace o2it {
@@ -42,15 +43,24 @@ std::string indent(const std::string& s, const std::string& prefix = "    | ");
 // Seconds from t0 to now (steady clock).
 double since(std::chrono::steady_clock::time_point t0);
 
-// One entry of an o2ctl YAML list (`peer:`, `conn:`, `fault:`): every
-// "key: value" line of the entry, nested keys flattened, quotes removed.
-using Record = std::map<std::string, std::string>;
-// The entries of the top-level list `list` in o2ctl's YAML output
-// ("peer: []" gives none).  Lenient: an entry starts at a "- " item.
+// One entry of an o2ctl YAML list (`peer:`, `conn:`, `fault:`), keyed by
+// exact key paths: the entry's own keys as o2ctl prints them ("tx
+// credits"), nested maps joined with '.' ("lnd details.tx_live"), sequence
+// items by index ("interfaces.0"); quotes removed (o2ctl_yaml/record.h,
+// shared with the unit test IntegrationKeys that checks every key read
+// here exists in o2ctl's output).
+using Record = o2ctl_yaml::Record;
+// The entries of the top-level list `list` in o2ctl's YAML output, parsed
+// with yaml-cpp ("peer: []" gives none).  Text that does not parse, or has
+// no such list, is a test failure (ADD_FAILURE with the text) and gives none.
 std::vector<Record> parse_yaml_list(const std::string& yaml, const std::string& list);
-// Record field as a number (def if missing or not a number).
-int64_t num(const Record& r, const std::string& key, int64_t def = -1);
+// The NIs of `o2ctl net show [-v]` output, one Record per NI with "net
+// type" of its network added; a parse error is a test failure.
+std::vector<Record> parse_net_nis(const std::string& yaml);
+// The value at exact key path `key` ("" if missing).
 std::string field(const Record& r, const std::string& key);
+// As a number: def if missing or not an integer.
+int64_t num(const Record& r, const std::string& key, int64_t def = -1);
 
 // o2lnd's RDMA resources in a guest: QPs other than ib_core's GSI ones, and
 // every cm_id (`rdma res show qp|cm_id`).  With o2lnd unloaded both are 0.
@@ -68,18 +78,10 @@ void figure(const std::string& name, const std::string& value);
 std::string dump(const std::vector<Record>& rs);
 std::string dump_record(const Record& r);
 
-// Fields of a record by key, whatever the spelling: "tx credits",
-// "tx_credits" and "Tx-Credits" are the same key (field_key()).  A key
-// matches a record key equal to it, else a nested one ending in it
-// ("tx_live" matches "lnd details.tx_live").  The first of `keys` found
-// wins.
+// A field at exact key path `key` as a number: kMissingField if absent or
+// not an integer.
 inline constexpr int64_t kMissingField = INT64_MIN;
-std::string field_key(std::string_view k);
-std::optional<std::string> field(const Record& r, std::initializer_list<std::string_view> keys);
-// As a number: kMissingField if absent or not a number.
-int64_t field_int(const Record& r, std::initializer_list<std::string_view> keys);
-// As a string: "" if absent.
-std::string field_str(const Record& r, std::initializer_list<std::string_view> keys);
+int64_t field_int(const Record& r, const std::string& key);
 // A guest-side background ping loop: `o2ctl ping TARGET --timeout 5` back
 // to back until /tmp/stop-loop exists, one line "<epoch s> <status>" per
 // ping in LOG (the guest's own clock).  Returns the bash command.

@@ -14,8 +14,9 @@
 #include <gtest/gtest.h>
 
 #include "fake_kernel.h"
+#include "o2ctl_yaml/schema.h"
 #include "o2lnd/backend.h"
-#include "yaml_check.h"
+#include <yaml-cpp/yaml.h>
 
 namespace o2ctl {
 namespace {
@@ -246,9 +247,9 @@ TEST_F(CliTest, NetShowVerboseParsesAsYaml) {
   EXPECT_NE(out().find("statistics:"), std::string::npos);
   EXPECT_NE(out().find("tunables:"), std::string::npos);
   EXPECT_NE(out().find("rdma device: rxe0"), std::string::npos);
-  if (o2lnd::testing::have_python_yaml()) {
-    EXPECT_TRUE(o2lnd::testing::yaml_to_json(out()).has_value()) << out();
-  }
+  auto shape = o2ctl_yaml::net_show(out(), true);
+  EXPECT_TRUE(shape.check.ok()) << shape.check.str() << out();
+  EXPECT_EQ(shape.nested, 2U) << out();
   EXPECT_EQ(run_o2ctl({"net", "show", "--verbose"}), kExitOk);
 }
 
@@ -513,12 +514,11 @@ TEST_F(PeerCliTest, PeerShowVerboseAddsCountersInOrder) {
   std::string verbose = out();
   EXPECT_EQ(run_o2ctl({"peer", "show", "--verbose"}), kExitOk);
   EXPECT_EQ(out(), verbose);
-  if (o2lnd::testing::have_python_yaml()) {
-    auto json = o2lnd::testing::yaml_to_json(verbose);
-    ASSERT_TRUE(json.has_value()) << verbose;
-    EXPECT_NE(json->find(R"j("last error": -110)j"), std::string::npos) << *json;
-    EXPECT_NE(json->find(R"j("local nid": "192.168.1.1@o2ib0")j"), std::string::npos) << *json;
-  }
+  auto shape = o2ctl_yaml::peer_show(verbose, true);
+  EXPECT_TRUE(shape.check.ok()) << shape.check.str() << verbose;
+  auto peer = YAML::Load(verbose)["peer"][0];
+  EXPECT_EQ(peer["last error"].as<int>(), -110) << verbose;
+  EXPECT_EQ(peer["local nid"].as<std::string>(), "192.168.1.1@o2ib0") << verbose;
 }
 
 TEST_F(PeerCliTest, PeerShowVerboseWithoutRejectSaysNone) {
@@ -698,12 +698,11 @@ TEST_F(PeerCliTest, ConnShowPrintsYaml) {
             "      noops queued: 0\n"
             "      idle ms: 0\n"
             "      keepalives: 0\n");
-  if (o2lnd::testing::have_python_yaml()) {
-    auto json = o2lnd::testing::yaml_to_json(out());
-    ASSERT_TRUE(json.has_value()) << out();
-    EXPECT_NE(json->find(R"j("active": true)j"), std::string::npos) << *json;
-    EXPECT_NE(json->find(R"j("error": -103)j"), std::string::npos) << *json;
-  }
+  auto shape = o2ctl_yaml::conn_show(out());
+  EXPECT_TRUE(shape.check.ok()) << shape.check.str() << out();
+  auto conns = YAML::Load(out())["conn"];
+  EXPECT_TRUE(conns[0]["active"].as<bool>()) << out();
+  EXPECT_EQ(conns[1]["error"].as<int>(), -103) << out();
 }
 
 TEST_F(PeerCliTest, ConnShowNamesEveryStateAndPhase) {
@@ -1059,12 +1058,11 @@ TEST_F(CliTest, FaultListPrintsYaml) {
             "      probability: 1\n"
             "      delay ms: 5\n"
             "      fired: 0\n");
-  if (o2lnd::testing::have_python_yaml()) {
-    auto json = o2lnd::testing::yaml_to_json(out());
-    ASSERT_TRUE(json.has_value()) << out();
-    EXPECT_NE(json->find(R"j("probability": 0.25)j"), std::string::npos) << *json;
-    EXPECT_NE(json->find(R"j("probability": 1})j"), std::string::npos) << *json;
-  }
+  auto shape = o2ctl_yaml::fault_list(out());
+  EXPECT_TRUE(shape.check.ok()) << shape.check.str() << out();
+  auto rules = YAML::Load(out())["fault"];
+  EXPECT_EQ(rules[0]["probability"].as<double>(), 0.25) << out();
+  EXPECT_EQ(rules[1]["probability"].as<double>(), 1.0) << out();
 }
 
 TEST_F(CliTest, FaultListEmptyPrintsEmptyList) {
