@@ -433,16 +433,25 @@ void Bed::after_test(bool failed) {
   for (auto& p : problems) ADD_FAILURE() << p;
   if (!problems.empty()) dirty_ = true;  // fresh kernels for the next test
   if (failed || !problems.empty()) {
+    // A failed test's logs are kept apart from the suite's folder, which
+    // the next boot of a bed with the same folder empties.
+    std::string keep = env_or("O2_RESULTS", O2_ITEST_SOURCE_DIR "/results") + "/itest/failed/" +
+                       suite_ + "." + test_;
+    std::error_code ec;
+    fs::remove_all(keep, ec);
+    fs::create_directories(keep, ec);
+    auto copy = [&keep](const std::string& from, const std::string& name) {
+      std::error_code e;
+      fs::copy_file(from, keep + "/" + name, fs::copy_options::overwrite_existing, e);
+    };
     for (size_t i = 0; i < tb_->size(); i++) {
       Guest& g = (*tb_)[i];
       std::string d = g.save_dmesg(test_);
-      std::error_code ec;
-      fs::copy_file(g.console_path(), g.config().dir + "/console-" + test_ + ".log",
-                    fs::copy_options::overwrite_existing, ec);
-      printf("[ logs     ] %s: %s, console %s\n", g.name().c_str(), d.c_str(),
-             g.console_path().c_str());
+      copy(d, g.name() + "-dmesg.txt");
+      copy(g.console_path(), g.name() + "-console.log");
     }
-    printf("[ logs     ] commands: %s\n", test_log_.c_str());
+    copy(test_log_, "commands.log");
+    printf("[ logs     ] %s (commands, and each guest's dmesg and console)\n", keep.c_str());
     fflush(stdout);
   }
 }

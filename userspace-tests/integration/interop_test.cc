@@ -318,39 +318,51 @@ TEST_F(Interop, ConnectionRaceLeavesOneConnection) {
     }
     lustre_up(lu, kNet);
     ASSERT_TRUE(insmod(o2, kNet).ok());
-    // Even rounds hold o2lnd's connect for 2 s after its route is
-    // resolved, so that Lustre's request surely arrives while o2lnd is
-    // connecting (a race every time, even when a busy host starts
-    // Lustre's ping some hundred ms after o2lnd's: 300 ms was not always
-    // enough beside another lane of scenarios); odd rounds race as they
-    // come.
+    // Even rounds are forced: o2lnd's connect is held 2 s after its
+    // route is resolved, and Lustre's ping starts only once o2lnd's peer
+    // shows a connection connecting, so Lustre's request surely arrives
+    // while o2lnd is connecting (starting both at once was not enough on
+    // a busy host: beside another lane, Lustre's ping sometimes connected
+    // before o2lnd's guest had started its ping). Odd rounds race as they
+    // come: both pings start at once.
     bool forced = i % 2 == 0;
     if (forced) {
       ASSERT_GE(add_fault(o2, "cm-delay route_resolved --delay 2000 --count 1"), 0);
     }
     std::string lout;
     std::string oout;
-    // Both pings wait for one file on the shared project folder (mounted
-    // uncached in the guests): they start within milliseconds of each
-    // other, so that both connects are in flight at once.
+    // Unforced rounds: both pings wait for one file on the shared
+    // project folder (mounted uncached in the guests): they start within
+    // milliseconds of each other, so that both connects are in flight.
     fs::path go =
         fs::path(O2_ITEST_SOURCE_DIR) / "results" / (".interop-go-" + std::to_string(::getpid()));
     fs::create_directories(go.parent_path());
     fs::remove(go);
-    std::string wait = "while [ ! -e " + sh_quote(go.string()) + " ]; do sleep 0.005; done; ";
-    auto a = std::async(std::launch::async, [&] {
-      RunResult r = run(lu, wait + sh_quote(dir_ + "/bin/lctl") + " ping " + kO2lnd, 90);
-      lout = r.out;
-      return r.ok() && has_line(r.out, kO2lnd);
-    });
+    std::string wait =
+        forced ? "" : "while [ ! -e " + sh_quote(go.string()) + " ]; do sleep 0.005; done; ";
     auto b = std::async(std::launch::async, [&] {
       RunResult r =
           run(o2, wait + sh_quote(o2ctl_path()) + " ping " + kLustre0 + " --timeout 10", 90);
       oout = r.out;
       return r.ok() && has_line(r.out, "12345-" + std::string(kLustre0));
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    std::ofstream(go.string()) << "go\n";
+    if (forced) {
+      bool connecting = false;
+      for (int t = 0; t < 100 && !connecting; t++) {
+        connecting = num(peer(o2, "192.168.1.2@o2ib0", kLustre0), "conns connecting", 0) >= 1;
+        if (!connecting) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      EXPECT_TRUE(connecting) << "o2lnd's held connect never showed on its peer";
+    }
+    auto a = std::async(std::launch::async, [&] {
+      RunResult r = run(lu, wait + sh_quote(dir_ + "/bin/lctl") + " ping " + kO2lnd, 90);
+      lout = r.out;
+      return r.ok() && has_line(r.out, kO2lnd);
+    });
+    if (!forced) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      std::ofstream(go.string()) << "go\n";
+    }
     bool la = a.get();
     bool ob = b.get();
     fs::remove(go);
