@@ -140,6 +140,10 @@ class Bed {
   // keeps logs of failures.
   void before_test(const std::string& test);
   void after_test(bool failed);
+  // The guests' state is not to be trusted (a peer stack that would not
+  // come up or go down): every guest is booted again before the next test,
+  // so one broken node fails one test, not the rest of the suite.
+  void reboot_before_next_test() { dirty_ = true; }
 
   o2tb::Testbed* tb() { return tb_.get(); }
   [[nodiscard]] const std::string& boot_error() const { return boot_error_; }

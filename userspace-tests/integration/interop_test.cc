@@ -95,11 +95,17 @@ std::string testbed_script(const std::string& name) {
   void lustre_up(Guest& g, const std::string& networks, const std::string& lnet = "",        \
                  const std::string& lnd = "") {                                              \
     RunResult r = run(g, node("up " + sh_quote(networks) + " " + lnet + " -- " + lnd), 180); \
-    ASSERT_TRUE(r.ok()) << g.name() << ": Lustre node up\n" << r.out;                        \
+    if (!r.ok()) bed().reboot_before_next_test();                                            \
+    ASSERT_TRUE(r.ok()) << g.name() << ": Lustre node up (status " << r.status               \
+                        << (r.timed_out ? ", timed out" : "") << ")\n"                       \
+                        << r.out;                                                            \
   }                                                                                          \
   void lustre_down(Guest& g) {                                                               \
     RunResult r = run(g, node("down"), 300);                                                 \
-    EXPECT_TRUE(r.ok()) << g.name() << ": Lustre node down\n" << r.out;                      \
+    if (!r.ok()) bed().reboot_before_next_test();                                            \
+    EXPECT_TRUE(r.ok()) << g.name() << ": Lustre node down (status " << r.status             \
+                        << (r.timed_out ? ", timed out" : "") << ")\n"                       \
+                        << r.out;                                                            \
   }                                                                                          \
   RunResult lctl(Guest& g, const std::string& args, double timeout_s = 60) {                 \
     return run(g, sh_quote(dir_ + "/bin/lctl") + " " + args, timeout_s);                     \
