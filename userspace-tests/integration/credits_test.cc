@@ -50,16 +50,6 @@ int64_t message_failures(const Record& peer, const Record* ni) {
   return (t == kMissingField ? 0 : t) + (e == kMissingField ? 0 : e);
 }
 
-// A field that must be there: its value, or a failure naming it (and 0).
-int64_t need(const Record& rec, const char* key) {
-  int64_t v = field_int(rec, key);
-  if (v == kMissingField) {
-    ADD_FAILURE() << "no field '" << key << "' in the o2ctl entry:\n" << dump_record(rec);
-    return 0;
-  }
-  return v;
-}
-
 // Keys of a conn (`conn show`).
 constexpr const char* kQd = "queue depth";
 constexpr const char* kCredits = "credits";
@@ -87,41 +77,6 @@ constexpr const char* kNiTxq = "tx_credits.queued";
 constexpr const char* kTxLive = "lnd details.tx_live";
 constexpr const char* kNtx = "tunables.ntx";
 constexpr const char* kEarly = "statistics.early_replies";
-
-// `o2ctl selftest ... -y`: its `selftest:` map as a Record ("errors.total"
-// -> "0", "latency_us.p50").
-struct Selftest {
-  RunResult run;
-  Record f;
-  std::string error;  // not run / not parsed
-  // The number at exact key path `key`, or def.
-  [[nodiscard]] double at(const std::string& key, double def = -1) const {
-    auto it = f.find(key);
-    if (it == f.end()) return def;
-    char* end = nullptr;
-    double d = std::strtod(it->second.c_str(), &end);
-    return end != it->second.c_str() ? d : def;
-  }
-  [[nodiscard]] std::string text() const { return run.out; }
-};
-
-Selftest parse_selftest(const RunResult& r) {
-  Selftest s;
-  s.run = r;
-  try {
-    // o2ctl's stderr (warnings) may come first: parse from "selftest:".
-    size_t p = r.out.find("selftest:");
-    if (p == std::string::npos) {
-      s.error = "no 'selftest:' in the output";
-      return s;
-    }
-    s.f = o2ctl_yaml::flat(YAML::Load(r.out.substr(p))["selftest"]);
-  } catch (const std::exception& e) {
-    s.error = std::string("YAML: ") + e.what();
-  }
-  if (s.error.empty() && s.at("rpcs") < 0) s.error = "no rpcs in the selftest YAML";
-  return s;
-}
 
 // One sample of o2ctl's views of g: conns, peers, o2ib NIs (one agent call).
 struct Sample {

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "kmemleak.h"
+#include <yaml-cpp/yaml.h>
 
 namespace fs = std::filesystem;
 
@@ -668,5 +669,38 @@ LoopStats loop_stats(const std::string& log, double t0) {
 std::string dump_record(const Record& r) { return dump(std::vector<Record>{r}); }
 
 int64_t field_int(const Record& r, const std::string& key) { return num(r, key, kMissingField); }
+
+int64_t need(const Record& r, const std::string& key) {
+  int64_t v = field_int(r, key);
+  if (v != kMissingField) return v;
+  ADD_FAILURE() << "no numeric field '" << key << "' in the o2ctl entry:\n" << dump_record(r);
+  return 0;
+}
+
+double Selftest::at(const std::string& key, double def) const {
+  auto it = f.find(key);
+  if (it == f.end()) return def;
+  char* end = nullptr;
+  double d = std::strtod(it->second.c_str(), &end);
+  return end != it->second.c_str() ? d : def;
+}
+
+Selftest parse_selftest(const RunResult& r) {
+  Selftest s;
+  s.run = r;
+  // o2ctl's stderr (warnings) may come first: parse from "selftest:".
+  size_t p = r.out.find("selftest:");
+  if (p == std::string::npos) {
+    s.error = "no 'selftest:' in the output";
+    return s;
+  }
+  try {
+    s.f = o2ctl_yaml::flat(YAML::Load(r.out.substr(p))["selftest"]);
+  } catch (const std::exception& e) {
+    s.error = std::string("YAML: ") + e.what();
+  }
+  if (s.error.empty() && s.at("rpcs") < 0) s.error = "no rpcs in the selftest YAML";
+  return s;
+}
 
 }  // namespace o2it

@@ -82,6 +82,21 @@ std::string dump_record(const Record& r);
 // not an integer.
 inline constexpr int64_t kMissingField = INT64_MIN;
 int64_t field_int(const Record& r, const std::string& key);
+// A field that must be there: its value, or a test failure naming it and
+// the entry (and 0).
+int64_t need(const Record& r, const std::string& key);
+
+// `o2ctl selftest ping|brw ... -y` parsed: its `selftest:` map as a Record
+// ("rpcs", "errors.total", "latency_us.p50").
+struct Selftest {
+  RunResult run;
+  Record f;
+  std::string error;  // not parsed, or no rpcs in it
+  // The number at exact key path `key`, or def.
+  [[nodiscard]] double at(const std::string& key, double def = -1) const;
+  [[nodiscard]] std::string text() const { return run.out; }
+};
+Selftest parse_selftest(const RunResult& r);
 // A guest-side background ping loop: `o2ctl ping TARGET --timeout 5` back
 // to back until /tmp/stop-loop exists, one line "<epoch s> <status>" per
 // ping in LOG (the guest's own clock).  Returns the bash command.

@@ -82,15 +82,6 @@ std::string canon(std::string s) {
   return s;
 }
 
-// A field that must be there (exact key path): its value, or a failure
-// naming it (and 0).
-int64_t need(const Record& r, const std::string& key) {
-  int64_t v = field_int(r, key);
-  if (v != kMissingField) return v;
-  ADD_FAILURE() << "no numeric field '" << key << "' in the o2ctl entry:\n" << dump_record(r);
-  return 0;
-}
-
 // The entries of a list of o2ctl's YAML (a null node: none); not a list is
 // a test failure.
 std::vector<Record> entries(const YAML::Node& list) {
@@ -129,38 +120,6 @@ bool pools_idle(const RoutingView& v) {
     return field_int(kv.second, "credits") == field_int(kv.second, "nbuffers") &&
            field_int(kv.second, "nbuffers") != kMissingField;
   });
-}
-
-// `o2ctl selftest ping|brw ... -y` parsed.
-struct Selftest {
-  RunResult run;
-  Record f;
-  std::string error;
-  [[nodiscard]] double at(const std::string& key, double def = -1) const {
-    auto it = f.find(key);
-    if (it == f.end()) return def;
-    char* end = nullptr;
-    double d = std::strtod(it->second.c_str(), &end);
-    return end != it->second.c_str() ? d : def;
-  }
-  [[nodiscard]] std::string text() const { return run.out; }
-};
-
-Selftest parse_selftest(const RunResult& r) {
-  Selftest s;
-  s.run = r;
-  size_t p = r.out.find("selftest:");
-  if (p == std::string::npos) {
-    s.error = "no 'selftest:' in the output";
-    return s;
-  }
-  try {
-    s.f = o2ctl_yaml::flat(YAML::Load(r.out.substr(p))["selftest"]);
-  } catch (const std::exception& e) {
-    s.error = std::string("YAML: ") + e.what();
-  }
-  if (s.error.empty() && s.at("rpcs") < 0) s.error = "no rpcs in the selftest YAML";
-  return s;
 }
 
 std::string o2(const std::string& args) { return sh_quote(o2ctl_path()) + " " + args; }

@@ -46,15 +46,23 @@ inline Record flat(const YAML::Node& n) {
   return r;
 }
 
-// The entries of a YAML list as records.  A null or missing node is no
-// entries; anything else that is not a sequence sets `error`.
-inline std::vector<Record> entries(const YAML::Node& list, std::string& error) {
-  std::vector<Record> v;
+// Whether `list` has entries to walk: a sequence does; a null or missing
+// node is no entries; anything else sets `error` to "not a sequence".
+inline bool walkable(const YAML::Node& list, std::string& error) {
   if (!list || list.IsNull()) {
-    return v;
+    return false;
   }
   if (!list.IsSequence()) {
     error = "not a sequence";
+    return false;
+  }
+  return true;
+}
+
+// The entries of a YAML list as records (walkable()).
+inline std::vector<Record> entries(const YAML::Node& list, std::string& error) {
+  std::vector<Record> v;
+  if (!walkable(list, error)) {
     return v;
   }
   for (const auto& e : list) {
@@ -68,11 +76,11 @@ inline std::vector<Record> entries(const YAML::Node& list, std::string& error) {
 // its network.
 inline std::vector<Record> net_nis(const YAML::Node& nets, std::string& error) {
   std::vector<Record> v;
-  if (!nets || nets.IsNull()) {
-    return v;
-  }
-  if (!nets.IsSequence()) {
-    error = "net: not a sequence";
+  std::string why;
+  if (!walkable(nets, why)) {
+    if (!why.empty()) {
+      error = "net: " + why;
+    }
     return v;
   }
   for (const auto& net : nets) {
@@ -107,22 +115,32 @@ inline Doc load(const std::string& yaml) {
   return d;
 }
 
-// The entries of the top-level list `list` of `yaml` ("peer: []" or
-// "peer:" give none).  `error` is set when the text does not parse, has no
-// key `list`, or its value is not a sequence.
-inline std::vector<Record> parse_list(const std::string& yaml, const std::string& list,
-                                      std::string& error) {
+// The value of top-level key `key` of `yaml`; a null node, with
+// `error` set, when the text does not parse or has no such key.
+inline YAML::Node top(const std::string& yaml, const std::string& key, std::string& error) {
   Doc d = load(yaml);
   if (!d.error.empty()) {
     error = d.error;
     return {};
   }
-  if (!d.root[list]) {
-    error = "no top-level key '" + list + "'";
+  if (!d.root[key]) {
+    error = "no top-level key '" + key + "'";
+    return {};
+  }
+  return d.root[key];
+}
+
+// The entries of the top-level list `list` of `yaml` ("peer: []" or
+// "peer:" give none).  `error` is set when the text does not parse, has no
+// key `list`, or its value is not a sequence.
+inline std::vector<Record> parse_list(const std::string& yaml, const std::string& list,
+                                      std::string& error) {
+  YAML::Node n = top(yaml, list, error);
+  if (!error.empty()) {
     return {};
   }
   std::string why;
-  auto v = entries(d.root[list], why);
+  auto v = entries(n, why);
   if (!why.empty()) {
     error = list + ": " + why;
   }
@@ -131,16 +149,8 @@ inline std::vector<Record> parse_list(const std::string& yaml, const std::string
 
 // The NIs of `net show [-v]` output (net_nis()).
 inline std::vector<Record> parse_net_nis(const std::string& yaml, std::string& error) {
-  Doc d = load(yaml);
-  if (!d.error.empty()) {
-    error = d.error;
-    return {};
-  }
-  if (!d.root["net"]) {
-    error = "no top-level key 'net'";
-    return {};
-  }
-  return net_nis(d.root["net"], error);
+  YAML::Node n = top(yaml, "net", error);
+  return error.empty() ? net_nis(n, error) : std::vector<Record>{};
 }
 
 }  // namespace o2ctl_yaml
