@@ -19,6 +19,7 @@
 #include "../module/fault.c"
 #include "../module/credits.c"
 #include "../module/route.c"
+#include "../module/health.c"
 #include "../module/lnet/pending.c"
 
 MODULE_DESCRIPTION("o2lnd KUnit tests");

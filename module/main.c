@@ -4,9 +4,11 @@
  *
  * Load order: ib_client (devices), connd, NIs (listeners), the connd
  * scan, /dev/o2lnd.  Unload in reverse: the char device goes first (an
- * open file holds the module, so no ioctl can be running), then NIs stop
+ * open file holds the module, so no ioctl can be running), the pushes to
+ * peers stop (discovery.c), then NIs stop
  * (listeners destroyed, conns closed, waits until every conn and peer is
- * freed), connd, the ib_client (frees the PDs), and the NIs are freed.
+ * freed), connd, the ib_client (frees the PDs), and the NIs and the LNet
+ * peers are freed.
  */
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -38,7 +40,9 @@ static int __init o2_init(void)
 	if (o2_check_param("service", o2_service, 1, 65535) ||
 	    o2_check_param("ack_timeout", o2_ack_timeout, 12, 24) ||
 	    o2_check_param("cksum", o2_cksum_param, 0, 1) ||
-	    o2_check_param("reg_pairs", o2_reg_pairs, -1, 1))
+	    o2_check_param("reg_pairs", o2_reg_pairs, -1, 1) ||
+	    o2_check_param("health_sensitivity", o2_health_sensitivity, 0,
+			   O2LND_HEALTH_MAX))
 		return -EINVAL;
 	if (o2_tunables_check(&t, why, sizeof(why))) {
 		pr_err("o2lnd: %s\n", why);
@@ -70,7 +74,9 @@ static int __init o2_init(void)
 	return 0;
 
 err_nis:
+	o2_lpeers_stop();
 	o2_nis_stop();
+	o2_lpeers_free();
 err_connd:
 	o2_connd_exit();
 err_dev:
@@ -82,10 +88,12 @@ err_dev:
 static void __exit o2_exit(void)
 {
 	o2_ctl_exit();
+	o2_lpeers_stop();
 	o2_nis_stop();
 	o2_connd_exit();
 	o2_dev_exit();
 	o2_nis_free();
+	o2_lpeers_free();
 	o2_pend_exit();
 	o2_fault_clear();
 	pr_info("o2lnd: unloaded\n");

@@ -134,5 +134,6 @@ extern int o2_concurrent_sends;
 extern int o2_ntx;
 extern int o2_keepalive;
 extern int o2_cksum_param;
+extern int o2_health_sensitivity;
 
 #endif /* _O2LND_H */

@@ -64,3 +64,8 @@ int o2_reg_pairs = -1;
 module_param_named(reg_pairs, o2_reg_pairs, int, 0444);
 MODULE_PARM_DESC(reg_pairs,
 		 "post each memory registration as LOCAL_INV + REG_MR of one key, which a device that replays local work requests on retransmission needs (-1: on rdma_rxe only, 0: never, 1: always)");
+
+int o2_health_sensitivity = 100;
+module_param_named(health_sensitivity, o2_health_sensitivity, int, 0444);
+MODULE_PARM_DESC(health_sensitivity,
+		 "LNet Health: how much a failure lowers, and a success raises, the health of a local NI or peer NID (0..1000 of 1000; 0: health off)");

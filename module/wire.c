@@ -8,6 +8,7 @@
 #include <linux/errno.h>
 #include <linux/string.h>
 #include <linux/swab.h>
+#include <uapi/o2lnd.h>
 #include "wire.h"
 
 /**
@@ -440,4 +441,69 @@ int o2_remote_status(s64 status)
 	default:
 		return status;
 	}
+}
+
+static u32 o2_pi_u32(bool flip, __le32 v)
+{
+	return flip ? swab32(le32_to_cpu(v)) : le32_to_cpu(v);
+}
+
+/**
+ * o2_ping_info_unpack() - check and read a peer's ping info
+ * @buf: the ping info (a ping REPLY's or a push PUT's payload)
+ * @len: its bytes
+ * @v: out: what it says
+ *
+ * Either byte order.  The first entry must be 0@lo, as LNet always puts
+ * it (its status is the sequence number when the peer has discovery);
+ * every other entry is one of the peer's NIDs, the primary first.  With
+ * O2_PING_FEAT_LARGE_ADDR, @nnis counts the 64-bit NIDs and large
+ * addresses may follow them: o2lnd reads the 64-bit ones.
+ *
+ * Return: 0, or -EPROTO (short, bad magic, more NIs than bytes, no 0@lo
+ * first, a zero or 0@lo NID among the others).
+ */
+int o2_ping_info_unpack(const void *buf, u32 len, struct o2_ping_view *v)
+{
+	const struct o2_ping_info *pi = buf;
+	u32 magic, nnis, i;
+	bool flip;
+
+	memset(v, 0, sizeof(*v));
+	if (len < sizeof(*pi))
+		return -EPROTO;
+	magic = le32_to_cpu(pi->magic);
+	if (magic == O2_PING_MAGIC)
+		flip = false;
+	else if (magic == swab32(O2_PING_MAGIC))
+		flip = true;
+	else
+		return -EPROTO;
+	nnis = o2_pi_u32(flip, pi->nnis);
+	if (!nnis || nnis > (len - sizeof(*pi)) / sizeof(pi->ni[0]))
+		return -EPROTO;
+	v->features = o2_pi_u32(flip, pi->features);
+	v->pid = o2_pi_u32(flip, pi->pid);
+	for (i = 0; i < nnis; i++) {
+		u64 nid = le64_to_cpu(pi->ni[i].nid);
+
+		if (flip)
+			nid = swab64(nid);
+		if (!i != (nid >> 48 == O2LND_NET_TYPE_LO))
+			return -EPROTO;
+		if (i == 0) {
+			if (v->features & O2_PING_FEAT_DISCOVERY)
+				v->seqno = o2_pi_u32(flip, pi->ni[0].status);
+			continue;
+		}
+		if (!(u32)nid)
+			return -EPROTO;
+		v->nnis++;
+		if (v->n < O2_PING_VIEW_MAX) {
+			v->ni[v->n].nid = nid;
+			v->ni[v->n].status = o2_pi_u32(flip, pi->ni[i].status);
+			v->n++;
+		}
+	}
+	return 0;
 }

@@ -126,6 +126,11 @@ struct o2_rej {
 #define O2_PING_MAGIC		0x70696E67
 #define O2_PING_FEAT_BASE	0x1
 #define O2_PING_FEAT_NI_STATUS	0x2
+#define O2_PING_FEAT_RTE_DISABLED 0x4	/* a router not routing */
+#define O2_PING_FEAT_MULTI_RAIL	0x8	/* Multi-Rail aware */
+/* answers discovery, takes pushes; ni[0].status is the seqno */
+#define O2_PING_FEAT_DISCOVERY	0x10
+#define O2_PING_FEAT_LARGE_ADDR	0x20	/* large-address NIDs follow */
 
 struct o2_lnet_wmd {
 	__le64 interface_cookie;
@@ -203,6 +208,29 @@ struct o2_ping_info {
 	__le32 nnis;
 	struct o2_ping_ni ni[];
 } __packed;
+
+#define O2_PING_VIEW_MAX	16	/* NIDs kept of one ping info */
+
+/**
+ * struct o2_ping_view - a peer's ping info as o2lnd keeps it
+ * @features: O2_PING_FEAT_* it advertised
+ * @pid: its LNet pid
+ * @seqno: its ping sequence number (with O2_PING_FEAT_DISCOVERY, else 0)
+ * @nnis: NIDs it listed besides 0@lo (may exceed @n)
+ * @n: NIDs in @ni, primary first (LNet's order)
+ * @ni: the NIDs and their status (O2LND_NI_STATUS_*)
+ */
+struct o2_ping_view {
+	u32 features;
+	u32 pid;
+	u32 seqno;
+	u32 nnis;
+	u32 n;
+	struct {
+		u64 nid;
+		u32 status;
+	} ni[O2_PING_VIEW_MAX];
+};
 
 /* the selftest (brw) service's portal */
 #define O2_BRW_PORTAL		51
@@ -306,6 +334,7 @@ u8 o2_credits_return(int outstanding);
 int o2_remote_status(s64 status);
 int o2_bulk_body_unpack(u8 type, void *body, u32 len, bool flip,
 			u32 max_frags, u32 max_nob, u32 *rd_nob);
+int o2_ping_info_unpack(const void *buf, u32 len, struct o2_ping_view *v);
 int o2_credits_grant(int credits, int grant, int queue_depth);
 
 #endif /* _O2LND_WIRE_H */

@@ -71,7 +71,7 @@
 #include <linux/ioctl.h>
 #include "o2lnd_counters.h"
 
-#define O2LND_ABI_VERSION	6
+#define O2LND_ABI_VERSION	7
 #define O2LND_ABI_VERSION_MIN	5	/* the oldest ABI the module accepts */
 #define O2LND_IOC_MAX_SIZE	4096	/* larger hdr.size: -E2BIG */
 #define O2LND_DEV_NAME		"o2lnd"		/* /dev/o2lnd */
@@ -128,7 +128,10 @@ struct o2lnd_ioc_version {
 /**
  * struct o2lnd_ping_id - one NID of a ping reply
  * @nid: the NID
- * @status: O2LND_NI_STATUS_UP / _DOWN, or 0 if the target did not say
+ * @status: O2LND_NI_STATUS_UP / _DOWN, or 0 if the target did not say;
+ *	for 0@lo of a target that does discovery (LNet 2.11+, o2lnd: the
+ *	O2LND_PING_FEAT_DISCOVERY feature), the sequence number of its ping
+ *	info instead, as LNet puts it there
  * @pad: 0
  */
 struct o2lnd_ping_id {
@@ -230,6 +233,8 @@ struct o2lnd_ioc_ping {
  * @rdma_bytes: out: payload bytes moved by RDMA write
  * @bulk_errors: out: bulk transfers failed (refused descriptor, NAK,
  *	RDMA error, verification)
+ * @health: out (ABI 7): the NI's LNet health, 0..O2LND_HEALTH_MAX
+ * @pad3: out: 0
  */
 struct o2lnd_ioc_net {
 	struct o2lnd_ioc_hdr hdr;
@@ -273,6 +278,9 @@ struct o2lnd_ioc_net {
 	__u64 mr_recovered;
 
 	O2LND_NI_COUNTERS_ABI4(O2LND_COUNTER_FIELD)
+
+	__u32 health;
+	__u32 pad3;
 };
 
 /*
@@ -758,6 +766,76 @@ struct o2lnd_ioc_routing {
  * hdr.size a command accepts.  A struct that grows keeps its VER0 and
  * gets a _VER1 beside it.
  */
+/* ABI 7: LNet peers (Multi-Rail, discovery) and LNet Health */
+
+#define O2LND_PEER_MAX_NIDS	16	/* NIDs returned for one LNet peer */
+#define O2LND_HEALTH_MAX	1000	/* LNet's largest health value */
+
+/**
+ * struct o2lnd_peer_nid - one NID of an LNet peer
+ * @nid: the NID
+ * @status: O2LND_NI_STATUS_UP / _DOWN as the peer reported it
+ * @health: o2lnd's health of this NID, 0..O2LND_HEALTH_MAX
+ * @selected: messages Multi-Rail selection sent to this NID
+ * @failures: failed messages blamed on this NID (LNet Health)
+ */
+struct o2lnd_peer_nid {
+	__u64 nid;
+	__u32 status;
+	__u32 health;
+	__u64 selected;
+	__u64 failures;
+};
+
+/* struct o2lnd_ioc_lpeer.features: LNet's ping feature bits */
+#define O2LND_PING_FEAT_BASE		0x01	/* a ping */
+#define O2LND_PING_FEAT_NI_STATUS	0x02	/* NIs listed with status */
+#define O2LND_PING_FEAT_RTE_DISABLED	0x04	/* a router not routing */
+#define O2LND_PING_FEAT_MULTI_RAIL	0x08	/* Multi-Rail aware */
+#define O2LND_PING_FEAT_DISCOVERY	0x10	/* discovery and pushes */
+
+/* struct o2lnd_ioc_lpeer.flags */
+#define O2LND_LPEER_F_MULTI_RAIL	0x1	/* its ping info says so */
+#define O2LND_LPEER_F_PUSHED		0x2	/* it ACKed our push */
+#define O2LND_LPEER_F_PUSHED_TO_US	0x4	/* it pushed its NIDs to us */
+
+/**
+ * struct o2lnd_ioc_lpeer - O2LND_IOC_LPEER_SHOW, O2LND_IOC_DISCOVER: an
+ *	LNet peer, one node with all its NIDs, as discovery learned it
+ * @hdr: header
+ * @index: in (LPEER_SHOW, @nid O2LND_NID_ANY): 0-based; -ENOENT past
+ *	the last peer
+ * @count: out: LNet peers known
+ * @nid: in: LPEER_SHOW: O2LND_NID_ANY (by @index) or a NID of the peer
+ *	(-ENOENT when no peer lists it); DISCOVER: the NID to discover (an
+ *	o2ib NID): o2lnd pings it, learns its NIDs from the reply and, when
+ *	it does discovery, pushes our NIDs to it and waits for the ACK
+ * @timeout_ms: in (DISCOVER): for the ping and for the push each;
+ *	1..O2LND_PING_TIMEOUT_MAX_MS, 0 the default; LPEER_SHOW: 0
+ * @flags: out: O2LND_LPEER_F_*
+ * @primary_nid: out: its primary NID (the first it lists)
+ * @features: out: the LNet ping feature bits it advertised
+ * @seqno: out: the sequence number of its ping info
+ * @n_nids: out: NIDs it listed (only the first O2LND_PEER_MAX_NIDS are
+ *	in @nids)
+ * @pad: 0
+ * @nids: out: its NIDs, primary first
+ */
+struct o2lnd_ioc_lpeer {
+	struct o2lnd_ioc_hdr hdr;
+	__u32 index;
+	__u32 count;
+	__u64 nid;
+	__u32 timeout_ms;
+	__u32 flags;
+	__u64 primary_nid;
+	__u32 features;
+	__u32 seqno;
+	__u32 n_nids;
+	__u32 pad;
+	struct o2lnd_peer_nid nids[O2LND_PEER_MAX_NIDS];
+};
+
 #define O2LND_IOC_VERSION_SIZE_VER0	56
 #define O2LND_IOC_VERSION_SIZE_VER1	64	/* ABI 6: abi_version_min */
 #define O2LND_IOC_PING_SIZE_VER0	312
@@ -769,6 +847,8 @@ struct o2lnd_ioc_routing {
 #define O2LND_IOC_BRW_SIZE_VER0		72
 #define O2LND_IOC_ROUTE_SIZE_VER0	64
 #define O2LND_IOC_ROUTING_SIZE_VER0	168
+#define O2LND_IOC_LPEER_SIZE_VER0	576	/* ABI 7 */
+#define O2LND_IOC_NET_SIZE_VER1		376	/* ABI 7: health */
 
 #define O2LND_IOC_MAGIC		0xb2
 
@@ -786,5 +866,7 @@ struct o2lnd_ioc_routing {
 #define O2LND_IOC_ROUTE_SHOW	_IOWR(O2LND_IOC_MAGIC, 11, struct o2lnd_ioc_route)
 #define O2LND_IOC_ROUTING_SHOW	_IOWR(O2LND_IOC_MAGIC, 12, \
 				      struct o2lnd_ioc_routing)
+#define O2LND_IOC_LPEER_SHOW	_IOWR(O2LND_IOC_MAGIC, 13, struct o2lnd_ioc_lpeer)
+#define O2LND_IOC_DISCOVER	_IOWR(O2LND_IOC_MAGIC, 14, struct o2lnd_ioc_lpeer)
 
 #endif /* _UAPI_O2LND_H */

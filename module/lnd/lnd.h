@@ -172,6 +172,8 @@ struct o2_bulk_owner {
  * @ifname: netdev name
  * @devname: RDMA device name
  * @addr: IPv4 address (network order)
+ * @mask: its subnet's mask (network order): o2_ni_toward() picks the NI
+ *	whose subnet holds a peer's address
  * @stamp: incarnation (ktime_get_real_ns() at start)
  * @listen_id: listening cm_id, NULL once destroyed
  * @dev: the o2_dev of the device the listener is bound to, a users
@@ -182,6 +184,11 @@ struct o2_bulk_owner {
  * @peers: peer table keyed by NID
  * @up: accepting connections
  * @shutdown: module unload in progress
+ * @health: its LNet Health, 0..O2_HEALTH_MAX: lowered by failures blamed
+ *	on it, raised by successes, 0 while detached (lnet/discovery.c)
+ * @probe_at: while it is unhealthy, jiffies of its next recovery ping
+ *	(lnet/discovery.c, under its lock; set racily when health drops)
+ * @probe_gap: seconds between its recovery pings (1, doubling to 60)
  * @tx_live: txs alive on this NI (bounded by o2_ntx; NOOPs not counted)
  * @tx_pool_lock: protects @tx_pool and @tx_pool_n (a leaf)
  * @tx_pool: released txs kept with their message buffers for reuse, so
@@ -208,6 +215,7 @@ struct o2_ni {
 	char ifname[IFNAMSIZ];
 	char devname[O2LND_NAME_LEN];
 	__be32 addr;
+	__be32 mask;
 	u64 stamp;
 	struct rdma_cm_id *listen_id;
 	struct o2_dev *dev;
@@ -216,6 +224,9 @@ struct o2_ni {
 	DECLARE_HASHTABLE(peers, 6);
 	bool up;
 	bool shutdown;
+	atomic_t health;
+	unsigned long probe_at;
+	u32 probe_gap;
 	atomic_t tx_live;
 	spinlock_t tx_pool_lock;	/* tx_pool, tx_pool_n */
 	struct list_head tx_pool;
@@ -666,6 +677,7 @@ struct o2_lnet_ops {
 extern const struct o2_lnet_ops *o2_up;
 struct o2_ni *o2_ni_by_nid(u64 nid);
 struct o2_ni *o2_ni_by_net(u32 net);
+struct o2_ni *o2_ni_toward(u64 nid);
 struct o2_peer *o2_peer_find_locked(struct o2_ni *ni, u64 nid);
 struct o2_peer *o2_peer_find_or_create(struct o2_ni *ni, u64 nid);
 void o2_peer_put(struct o2_peer *peer);

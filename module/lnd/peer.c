@@ -54,6 +54,28 @@ struct o2_ni *o2_ni_by_net(u32 net)
 }
 
 /**
+ * o2_ni_toward() - the local NI to reach @nid from
+ * @nid: a NID
+ *
+ * Of the NIs on @nid's network, the first whose IPv4 subnet holds @nid's
+ * address: with several rails on separate subnets, only that one has a
+ * route to it.  Else the first NI on the network, as o2_ni_by_net().
+ *
+ * Return: the NI or NULL (no NI on the network).
+ */
+struct o2_ni *o2_ni_toward(u64 nid)
+{
+	__be32 addr = htonl((u32)nid);
+	struct o2_ni *ni;
+
+	list_for_each_entry(ni, &o2_nis, list)
+		if (o2_nid_net(ni->nid) == o2_nid_net(nid) &&
+		    !((ni->addr ^ addr) & ni->mask))
+			return ni;
+	return o2_ni_by_net(o2_nid_net(nid));
+}
+
+/**
  * o2_peer_find_locked() - look a peer up
  * @ni: the NI; caller holds ni->lock
  * @nid: the peer's NID

@@ -9,7 +9,8 @@
  * header from it and the handlers see only a checked, zero-extended
  * kernel copy of the argument, which they turn into the reply in place.
  * Views and ping need no capability (what an unprivileged lctl may do);
- * PEER_CLOSE and the fault rules need CAP_NET_ADMIN, checked before the
+ * PEER_CLOSE, DISCOVER (it pushes our NIDs to the peer) and the fault
+ * rules need CAP_NET_ADMIN, checked before the
  * argument is read.  Every reply is built in a zeroed kernel buffer, so
  * no padding or stale memory reaches userspace.
  */
@@ -52,6 +53,15 @@ static_assert(offsetof(struct o2lnd_ioc_peer, tx_timeouts) == 216);
 static_assert(offsetof(struct o2lnd_ioc_conn, keepalives) == 132);
 static_assert(offsetof(struct o2lnd_ioc_route, sent) == 48);
 static_assert(offsetof(struct o2lnd_ioc_routing, forwarded) == 112);
+static_assert(sizeof(struct o2lnd_ioc_net) == O2LND_IOC_NET_SIZE_VER1);
+static_assert(offsetof(struct o2lnd_ioc_net, health) ==
+	      O2LND_IOC_NET_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_lpeer) == O2LND_IOC_LPEER_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_peer_nid) == 32);
+static_assert(O2_PING_FEAT_MULTI_RAIL == O2LND_PING_FEAT_MULTI_RAIL);
+static_assert(O2_PING_FEAT_DISCOVERY == O2LND_PING_FEAT_DISCOVERY);
+static_assert(O2_PING_FEAT_NI_STATUS == O2LND_PING_FEAT_NI_STATUS);
+static_assert(O2_PING_FEAT_RTE_DISABLED == O2LND_PING_FEAT_RTE_DISABLED);
 
 /* ---- handlers: @arg is the checked, zero-extended kernel copy ---- */
 
@@ -142,6 +152,7 @@ static long o2_ctl_net_show(void *arg)
 		n->count = o2_nnis + 1;
 		n->nid = O2LND_LO_NID;
 		n->status = O2LND_NI_STATUS_UP;
+		n->health = O2LND_HEALTH_MAX;
 		strscpy(n->net, "lo", sizeof(n->net));
 		return 0;
 	}
@@ -194,6 +205,48 @@ static long o2_ctl_routing_show(void *arg)
 	o2_ctl_clear(r, sizeof(*r));
 	o2_routing_show(r);
 	return 0;
+}
+
+/*
+ * LPEER_SHOW: a nonzero @timeout_ms or @pad is -EINVAL; @nid is
+ * O2LND_NID_ANY (by @index) or any NID (-ENOENT when no peer lists it).
+ */
+static long o2_ctl_lpeer_show(void *arg)
+{
+	struct o2lnd_ioc_lpeer *p = arg;
+	u32 index = p->index;
+	u64 nid = p->nid;
+	long rc;
+
+	if (p->timeout_ms || p->pad)
+		return -EINVAL;
+	rc = o2_lpeer_show(index, nid, p);
+	p->index = index;
+	p->nid = nid;
+	return rc;
+}
+
+/*
+ * DISCOVER: @nid must be an o2ib NID, @timeout_ms at most the ping
+ * maximum (0: the default), @index and @pad 0 (-EINVAL); then what
+ * o2_discover() returns.
+ */
+static long o2_ctl_discover(void *arg)
+{
+	struct o2lnd_ioc_lpeer *p = arg;
+	u32 timeout = p->timeout_ms ? p->timeout_ms :
+		O2LND_PING_TIMEOUT_DEFAULT_MS;
+	u64 nid = p->nid;
+	long rc;
+
+	if (p->index || p->pad || nid == O2LND_NID_ANY ||
+	    o2_net_type(o2_nid_net(nid)) != O2LND_NET_TYPE_O2IB ||
+	    timeout > O2LND_PING_TIMEOUT_MAX_MS)
+		return -EINVAL;
+	rc = o2_discover(nid, timeout, p);
+	p->nid = nid;
+	p->timeout_ms = timeout;
+	return rc;
 }
 
 /*
@@ -328,6 +381,10 @@ static const struct o2_ctl_cmd o2_ctl_cmds[] = {
 		   O2LND_IOC_ROUTE_SIZE_VER0, false),
 	O2_CTL_CMD(ROUTING_SHOW, o2_ctl_routing_show, struct o2lnd_ioc_routing,
 		   O2LND_IOC_ROUTING_SIZE_VER0, false),
+	O2_CTL_CMD(LPEER_SHOW, o2_ctl_lpeer_show, struct o2lnd_ioc_lpeer,
+		   O2LND_IOC_LPEER_SIZE_VER0, false),
+	O2_CTL_CMD(DISCOVER, o2_ctl_discover, struct o2lnd_ioc_lpeer,
+		   O2LND_IOC_LPEER_SIZE_VER0, true),
 };
 
 /*

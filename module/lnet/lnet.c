@@ -299,8 +299,9 @@ void o2_ni_expire_credit_waits(struct o2_ni *ni, unsigned long now)
  *	to it failed or a connect to it failed
  *
  * O2LND_PEER_DOWN_FAILURES failures in a row mark it down; a success
- * marks it up.  Any context without o2lnd locks; cheap on the success
- * path of a healthy peer (no lock).
+ * marks it up and raises the LNet health of its NID (discovery.c).  Any
+ * context without o2lnd locks; cheap on the success path of a healthy
+ * peer (no lock).
  */
 void o2_peer_health(struct o2_peer *peer, bool ok)
 {
@@ -310,6 +311,7 @@ void o2_peer_health(struct o2_peer *peer, bool ok)
 
 	if (ok) {
 		WRITE_ONCE(peer->alive, jiffies ? jiffies : 1);
+		o2_lpeer_health(peer->nid, true);
 		if (!READ_ONCE(peer->failures) && !READ_ONCE(peer->down))
 			return;
 	}
@@ -388,8 +390,17 @@ bool o2_lnet_recv(struct o2_conn *conn, struct o2_rx *rx, void *payload,
 	if (o2_brw_rx_immediate(conn, hdr, hdr + 1))
 		return false;
 	switch (le32_to_cpu(hdr->type)) {
+	case O2_LNET_MSG_PUT:
+		if (le32_to_cpu(hdr->msg.put.ptl_index) ==
+		    O2_LNET_RESERVED_PORTAL)
+			o2_push_rx(conn, hdr, hdr + 1, plen);
+		else
+			o2_lnet_drop(conn, "PUT for an unknown portal");
+		break;
 	case O2_LNET_MSG_ACK:
-		if (!o2_brw_lnet_ack(le64_to_cpu(hdr->msg.ack.dst_wmd.object_cookie),
+		if (!o2_push_acked(le64_to_cpu(hdr->msg.ack.dst_wmd.object_cookie),
+				   le64_to_cpu(hdr->src_nid)) &&
+		    !o2_brw_lnet_ack(le64_to_cpu(hdr->msg.ack.dst_wmd.object_cookie),
 				     le64_to_cpu(hdr->src_nid),
 				     le64_to_cpu(hdr->msg.ack.match_bits),
 				     le32_to_cpu(hdr->msg.ack.mlength)))
@@ -409,6 +420,26 @@ bool o2_lnet_recv(struct o2_conn *conn, struct o2_rx *rx, void *payload,
 		break;
 	}
 	return false;
+}
+
+/**
+ * o2_lnet_hdr_init() - an LNet header from @ni to @dst, the rest zero
+ * @h: the header
+ * @ni: our NI (its NID is the source)
+ * @dst: the destination NID
+ * @type: O2_LNET_MSG_*
+ * @payload: payload bytes that follow
+ */
+void o2_lnet_hdr_init(struct o2_lnet_hdr *h, struct o2_ni *ni, u64 dst,
+		      u32 type, u32 payload)
+{
+	memset(h, 0, sizeof(*h));
+	h->dest_nid = cpu_to_le64(dst);
+	h->src_nid = cpu_to_le64(ni->nid);
+	h->dest_pid = cpu_to_le32(O2LND_PID_LUSTRE);
+	h->src_pid = cpu_to_le32(O2LND_PID_LUSTRE);
+	h->type = cpu_to_le32(type);
+	h->payload_length = cpu_to_le32(payload);
 }
 
 /**
@@ -440,7 +471,7 @@ struct o2_ni *o2_ni_for(u64 nid, u64 src_nid, int *rc)
 		else if (!hop || o2_nid_net(ni->nid) != o2_nid_net(hop))
 			*rc = -EHOSTUNREACH;
 	} else {
-		ni = hop ? o2_ni_by_net(o2_nid_net(hop)) : NULL;
+		ni = hop ? o2_ni_toward(hop) : NULL;
 		if (!ni)
 			*rc = -EHOSTUNREACH;
 	}
@@ -487,12 +518,21 @@ static void o2_lnet_peer_init(struct o2_peer *peer)
 }
 
 /*
- * o2_up->tx_finalize(): a tx LNet launched is released.  A timeout counts
- * against its peer's health; its credits go to the next waiter.  The
+ * o2_up->tx_finalize(): a tx LNet launched is released.  Its end counts
+ * for LNet Health (discovery.c), a timeout against its peer's health too;
+ * its credits go to the next waiter.  The
  * release drops the peer reference itself, last.
  */
 static void o2_lnet_tx_finalize(struct o2_tx *tx)
 {
+	enum o2_tx_phase phase = O2_TXP_LOCAL;
+
+	/* unposted with no connection to its peer: it waited for a connect */
+	if (tx->conn)
+		phase = O2_TXP_POSTED;
+	else if (READ_ONCE(tx->peer->state) != O2_PEER_ESTABLISHED)
+		phase = O2_TXP_CONNECT;
+	o2_health_note(tx->ni, tx->nid, tx->status, phase);
 	if (tx->status == -ETIMEDOUT) {
 		atomic64_inc(&tx->peer->st.tx_timeouts);
 		o2_peer_health(tx->peer, false);
@@ -512,8 +552,10 @@ static void o2_lnet_tick(unsigned long now, bool reattach)
 {
 	struct o2_ni *ni;
 
-	if (reattach)
+	if (reattach) {
 		o2_nis_reattach();
+		o2_health_recover();
+	}
 	o2_bulk_expire(now, false);
 	o2_rtr_expire(now, false);
 	/* messages waiting for LNet tx credits past their deadline fail */

@@ -2,7 +2,8 @@
 /*
  * o2lnd: the LNet layer (module/lnet/): NIs (ni.c), sending and
  * receiving LNet messages with their credits and peer health (lnet.c),
- * ping (ping.c), the bulk PUT/GET protocol (bulk.c), the selftest
+ * ping and push (ping.c), LNet peers with several NIDs, discovery and
+ * Multi-Rail selection (discovery.c), the bulk PUT/GET protocol (bulk.c), the selftest
  * service (selftest.c), routing (router.c), the ioctl views (views.c)
  * and the char device (ctl.c).  It calls the LND by name (lnd.h).
  */
@@ -10,6 +11,7 @@
 #define _O2LND_LNET_H
 
 #include "lnd.h"
+#include "health.h"
 
 /* router.c */
 struct o2_rtr_msg;
@@ -30,7 +32,7 @@ void o2_rtr_peer_show(struct o2_peer *peer, struct o2lnd_ioc_peer *out);
 
 /* pending.c: what waits for a peer's answer, by cookie */
 enum o2_pend_kind {
-	O2_PEND_PING,		/* ping.c: a ping's REPLY */
+	O2_PEND_PING,		/* ping.c: a ping's REPLY, a push's ACK */
 	O2_PEND_BRW,		/* selftest.c: an RPC's ACK or REPLY */
 	O2_PEND_BULK,		/* bulk.c: an exchange's next message */
 	O2_PEND_KINDS
@@ -113,12 +115,33 @@ bool o2_lnet_recv(struct o2_conn *conn, struct o2_rx *rx, void *payload,
 		  u32 nob);
 void o2_lnet_drop(struct o2_conn *conn, const char *why);
 struct o2_ni *o2_ni_for(u64 nid, u64 src_nid, int *rc);
+void o2_lnet_hdr_init(struct o2_lnet_hdr *h, struct o2_ni *ni, u64 dst,
+		      u32 type, u32 payload);
 
 /* ping.c */
 int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out);
 bool o2_ping_finish(u64 cookie, u64 from, int status, const void *reply,
 		    u32 len);
 void o2_ping_get_rx(struct o2_conn *conn, const struct o2_lnet_hdr *hdr);
+u32 o2_ping_info_fill(void *buf, u32 size);
+int o2_push(u64 nid, u32 timeout_ms);
+bool o2_push_acked(u64 cookie, u64 from);
+
+/* discovery.c: LNet peers (several NIDs), discovery and push */
+int o2_lpeer_learn(const struct o2_ping_view *v, bool push);
+void o2_lpeer_health(u64 nid, bool ok);
+void o2_health_note(struct o2_ni *ni, u64 nid, int status,
+		    enum o2_tx_phase phase);
+struct o2_ni *o2_lnet_select(u64 nid, u64 src_nid, u64 *dest, int *rc);
+int o2_lpeer_show(u32 index, u64 nid, struct o2lnd_ioc_lpeer *out);
+u32 o2_ping_seqno(void);
+void o2_push_rx(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
+		const void *payload, u32 plen);
+int o2_discover(u64 nid, u32 timeout_ms, struct o2lnd_ioc_lpeer *out);
+void o2_push_all(void);
+void o2_health_recover(void);
+void o2_lpeers_stop(void);
+void o2_lpeers_free(void);
 
 /* ni.c */
 extern struct mutex o2_nis_mutex;

@@ -101,7 +101,7 @@ static int o2_networks_parse(const char *s, struct o2_ni_spec *specs, int max)
 	return n;
 }
 
-static int o2_ifaddr(const char *ifname, __be32 *addr)
+static int o2_ifaddr(const char *ifname, __be32 *addr, __be32 *mask)
 {
 	struct net_device *dev = dev_get_by_name(&init_net, ifname);
 	const struct in_ifaddr *ifa = NULL;
@@ -118,6 +118,7 @@ static int o2_ifaddr(const char *ifname, __be32 *addr)
 		ifa = rcu_dereference(in_dev->ifa_list);
 	if (ifa) {
 		*addr = ifa->ifa_local;
+		*mask = ifa->ifa_mask;
 		rc = 0;
 	}
 	rcu_read_unlock();
@@ -194,11 +195,11 @@ err:
 static int o2_ni_create(const struct o2_ni_spec *spec, u32 index)
 {
 	struct o2_ni *ni;
-	__be32 addr;
+	__be32 addr, mask;
 	u64 nid;
 	int rc;
 
-	rc = o2_ifaddr(spec->ifname, &addr);
+	rc = o2_ifaddr(spec->ifname, &addr, &mask);
 	if (rc)
 		return rc;
 	nid = o2_make_nid(spec->net, ntohl(addr));
@@ -216,6 +217,7 @@ static int o2_ni_create(const struct o2_ni_spec *spec, u32 index)
 	INIT_LIST_HEAD(&ni->conns);
 	hash_init(ni->peers);
 	atomic_set(&ni->tx_live, 0);
+	atomic_set(&ni->health, O2_HEALTH_MAX);
 	o2_tx_pool_init(ni);
 	o2_txcr_init(&ni->txcr, o2_credits);
 	INIT_LIST_HEAD(&ni->credit_q);
@@ -224,6 +226,7 @@ static int o2_ni_create(const struct o2_ni_spec *spec, u32 index)
 	ni->index = index;
 	ni->nid = nid;
 	ni->addr = addr;
+	ni->mask = mask;
 	ni->stamp = ktime_get_real_ns();
 	o2_net_format(spec->net, ni->net, sizeof(ni->net));
 	strscpy(ni->ifname, spec->ifname, sizeof(ni->ifname));
@@ -332,9 +335,11 @@ void o2_nis_reattach(void)
 			continue;
 		ni->detached = false;
 		WRITE_ONCE(ni->up, true);
+		atomic_set(&ni->health, O2_HEALTH_MAX);
 		pr_info("o2lnd: %s: NI %s up again on %s (%s)\n", ni->net,
 			o2_nid_format(ni->nid, nid, sizeof(nid)), ni->devname,
 			ni->ifname);
+		o2_push_all();	/* our ping info changed */
 	}
 	mutex_unlock(&o2_nis_mutex);
 }
@@ -401,6 +406,10 @@ void o2_ni_device_removed(struct ib_device *ibdev)
 				ni->net, ni->devname, ni->ifname);
 			o2_ni_stop_listening(ni);
 			ni->detached = !READ_ONCE(ni->shutdown);
+			if (ni->detached) {
+				atomic_set(&ni->health, 0);
+				o2_push_all();	/* our ping info changed */
+			}
 		}
 	}
 	mutex_unlock(&o2_nis_mutex);

@@ -2,7 +2,10 @@
 /*
  * o2lnd: LNet ping, as Lustre's lctl ping speaks it: the client (a GET on
  * the reserved portal, its REPLY matched by cookie) and the server (the
- * REPLY carrying our ping info).
+ * REPLY carrying our ping info); and the push, the same ping info sent
+ * as a PUT on that portal, its LNet ACK matched by cookie.  Our ping info
+ * says what LNet 2.12+ says: Multi-Rail and discovery, every NI with its
+ * status, and the sequence number of the info in 0@lo's status.
  */
 #include <linux/slab.h>
 #include <linux/completion.h>
@@ -17,11 +20,13 @@
 /**
  * struct o2_ping_req - a ping waiting for its REPLY
  * @w: its wait in the pending table (@w.cookie: the GET's return_wmd
- *	object cookie); it finishes when the REPLY and the GET's Send
- *	completion both arrived (a tx completes only after its Send
- *	completion, even when the reply is faster), or the GET failed
+ *	object cookie, a push's ack_wmd); it finishes when the REPLY (a
+ *	push: the ACK) and the Send completion both arrived (a tx completes
+ *	only after its Send completion, even when the reply is faster), or
+ *	the GET (PUT) failed
  * @nid: the target
- * @replied: the REPLY arrived
+ * @push: a push waiting for its ACK, not a ping
+ * @replied: the REPLY (ACK) arrived
  * @sent: the GET's Send completed
  * @ni: the NI it was sent from (for the early_replies count)
  * @len: reply bytes in @buf
@@ -30,6 +35,7 @@
 struct o2_ping_req {
 	struct o2_pend_wait w;
 	u64 nid;
+	bool push;
 	bool replied;
 	bool sent;
 	struct o2_ni *ni;
@@ -50,7 +56,7 @@ bool o2_ping_finish(u64 cookie, u64 from, int status, const void *data,
 
 	o2_pend_lock();
 	ping = o2_pend_find_locked(cookie, O2_PEND_PING);
-	if (ping && !ping->w.finished &&
+	if (ping && !ping->w.finished && !(data && ping->push) &&
 	    !(data && (ping->nid != from || ping->replied))) {
 		found = true;
 		if (data) {
@@ -79,6 +85,31 @@ static void o2_ping_tx_done(struct o2_tx *tx)
 	o2_ping_finish(tx->cookie, 0, tx->status, NULL, 0);
 }
 
+/**
+ * o2_push_acked() - an LNet ACK arrived: is it for a push of ours?
+ * @cookie: its dst_wmd object cookie
+ * @from: the NID it came from
+ *
+ * Return: true if it was (that push's ACK half is in).
+ */
+bool o2_push_acked(u64 cookie, u64 from)
+{
+	struct o2_ping_req *ping;
+	bool found = false;
+
+	o2_pend_lock();
+	ping = o2_pend_find_locked(cookie, O2_PEND_PING);
+	if (ping && ping->push && !ping->w.finished && !ping->replied &&
+	    ping->nid == from) {
+		found = true;
+		ping->replied = true;
+		if (ping->sent)
+			o2_pend_wait_finish_locked(&ping->w, 0);
+	}
+	o2_pend_unlock();
+	return found;
+}
+
 /* Append @n bytes of @src to @buf at @len, truncating at @size. */
 static u32 o2_put_trunc(void *buf, u32 size, u32 len, const void *src, u32 n)
 {
@@ -87,8 +118,14 @@ static u32 o2_put_trunc(void *buf, u32 size, u32 len, const void *src, u32 n)
 	return len + n;
 }
 
-/* Build our ping info into @buf (at most @size bytes).  Return: bytes. */
-static u32 o2_ping_info_fill(void *buf, u32 size)
+/**
+ * o2_ping_info_fill() - our ping info, as LNet's ping target has it
+ * @buf: where
+ * @size: at most this many bytes (the rest is cut)
+ *
+ * Return: its bytes.
+ */
+u32 o2_ping_info_fill(void *buf, u32 size)
 {
 	struct o2_ping_info pi = {};
 	struct o2_ping_ni ent = {};
@@ -96,13 +133,15 @@ static u32 o2_ping_info_fill(void *buf, u32 size)
 	u32 len;
 
 	pi.magic = cpu_to_le32(O2_PING_MAGIC);
-	pi.features = cpu_to_le32(O2_PING_FEAT_BASE | O2_PING_FEAT_NI_STATUS);
+	pi.features = cpu_to_le32(O2_PING_FEAT_BASE | O2_PING_FEAT_NI_STATUS |
+				  O2_PING_FEAT_MULTI_RAIL |
+				  O2_PING_FEAT_DISCOVERY);
 	pi.pid = cpu_to_le32(O2LND_PID_LUSTRE);
 	pi.nnis = cpu_to_le32(1 + o2_nnis);
 	len = o2_put_trunc(buf, size, 0, &pi, sizeof(pi));
 
 	ent.nid = cpu_to_le64(O2LND_LO_NID);
-	ent.status = cpu_to_le32(O2LND_NI_STATUS_UP);
+	ent.status = cpu_to_le32(o2_ping_seqno());
 	len = o2_put_trunc(buf, size, len, &ent, sizeof(ent));
 	list_for_each_entry(ni, &o2_nis, list) {
 		ent.nid = cpu_to_le64(ni->nid);
@@ -189,6 +228,16 @@ static int o2_ping_parse(struct o2_ping_req *ping, struct o2lnd_ioc_ping *out,
 	return 0;
 }
 
+/* What the REPLY of a ping says of the peer: its NIDs, for Multi-Rail. */
+static void o2_ping_learn(struct o2_ping_req *ping)
+{
+	struct o2_ping_view *v = kmalloc(sizeof(*v), GFP_KERNEL);
+
+	if (v && !o2_ping_info_unpack(ping->buf, ping->len, v))
+		o2_lpeer_learn(v, false);
+	kfree(v);
+}
+
 /**
  * o2_ping() - LNet ping of @nid
  * @nid: target (an o2ib NID, validated by the caller)
@@ -259,6 +308,79 @@ int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out)
 		out->rtt_ns = ktime_to_ns(ktime_sub(ktime_get(), start));
 		rc = o2_ping_parse(ping, out, out->max_ids);
 	}
+	if (!rc)
+		o2_ping_learn(ping);
 	kfree(ping);
+	return rc;
+}
+
+/**
+ * o2_push() - push our ping info to @nid
+ * @nid: a NID of the peer (an o2ib NID)
+ * @timeout_ms: how long to wait for its ACK; 0: ask for no ACK, return
+ *	once it is launched
+ *
+ * A PUT of our ping info on the reserved portal with the ping match
+ * bits, as LNet's discovery pushes.  May sleep.
+ *
+ * Return: 0 (ACKed, or launched); -ETIMEDOUT (no ACK), -EHOSTUNREACH,
+ * -ENETDOWN, -ENOBUFS, -EINTR, the PUT's errno.
+ */
+int o2_push(u64 nid, u32 timeout_ms)
+{
+	struct o2_ping_req *req = NULL;
+	struct o2_lnet_hdr *h;
+	struct o2_tx *tx;
+	struct o2_ni *ni;
+	u32 room, len;
+	int rc;
+
+	ni = o2_ni_for(nid, O2LND_NID_ANY, &rc);
+	if (!ni)
+		return rc;
+	if (timeout_ms) {
+		req = kzalloc(sizeof(*req), GFP_KERNEL);
+		if (!req)
+			return -ENOMEM;
+		req->ni = ni;
+		req->nid = nid;
+		req->push = true;
+	}
+	tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
+	if (!tx) {
+		kfree(req);
+		return -ENOBUFS;
+	}
+	if (req) {
+		rc = o2_pend_wait_add(&req->w, req, O2_PEND_PING);
+		if (rc) {
+			o2_tx_put(tx);
+			kfree(req);
+			return rc;
+		}
+	}
+	h = tx->msg + sizeof(struct o2_msg_hdr);
+	room = O2_MAX_MSG_SIZE - sizeof(struct o2_msg_hdr) - sizeof(*h);
+	len = o2_ping_info_fill(h + 1, room);
+	o2_lnet_hdr_init(h, ni, nid, O2_LNET_MSG_PUT, len);
+	h->msg.put.ptl_index = cpu_to_le32(O2_LNET_RESERVED_PORTAL);
+	h->msg.put.match_bits = cpu_to_le64(O2_LNET_PING_MATCHBITS);
+	if (req) {
+		h->msg.put.ack_wmd.interface_cookie = cpu_to_le64(ni->stamp);
+		h->msg.put.ack_wmd.object_cookie = cpu_to_le64(req->w.cookie);
+		tx->cookie = req->w.cookie;
+		tx->done = o2_ping_tx_done;
+		tx->deadline = jiffies + msecs_to_jiffies(timeout_ms);
+		tx->has_deadline = true;
+	} else {
+		h->msg.put.ack_wmd.interface_cookie = cpu_to_le64(~0ULL);
+		h->msg.put.ack_wmd.object_cookie = cpu_to_le64(~0ULL);
+	}
+	tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*h) + len;
+	rc = o2_ni_launch(ni, nid, tx);
+	if (!req)
+		return rc;
+	rc = o2_pend_wait_end(&req->w, timeout_ms);
+	kfree(req);
 	return rc;
 }

@@ -151,7 +151,7 @@ static int o2_route_find(u32 net)
 	for (i = 0; i < o2_nroutes; i++) {
 		if (o2_routes[i].net != net)
 			continue;
-		ni = o2_ni_by_net(o2_nid_net(o2_routes[i].gw));
+		ni = o2_ni_toward(o2_routes[i].gw);
 		if (!ni)
 			continue;
 		spin_lock(&ni->lock);
@@ -176,7 +176,7 @@ struct o2_ni *o2_route_ni(u64 nid, u64 *hop)
 	if (r < 0)
 		return NULL;
 	*hop = o2_routes[r].gw;
-	return o2_ni_by_net(o2_nid_net(*hop));
+	return o2_ni_toward(*hop);
 }
 
 /**
@@ -854,7 +854,7 @@ int o2_route_show(u32 index, struct o2lnd_ioc_route *out)
 	out->gateway = r->gw;
 	out->priority = r->priority;
 	out->gw_health = O2LND_HEALTH_UP;
-	ni = o2_ni_by_net(o2_nid_net(r->gw));
+	ni = o2_ni_toward(r->gw);
 	if (ni) {
 		spin_lock(&ni->lock);
 		gw = o2_peer_find_locked(ni, r->gw);

@@ -129,20 +129,6 @@ static void o2_brw_update(u64 cookie, int status, bool data, bool answer)
 	o2_pend_unlock();
 }
 
-/* ---- LNet headers ---- */
-
-static void o2_lnet_hdr_init(struct o2_lnet_hdr *h, struct o2_ni *ni, u64 dst,
-			     u32 type, u32 payload)
-{
-	memset(h, 0, sizeof(*h));
-	h->dest_nid = cpu_to_le64(dst);
-	h->src_nid = cpu_to_le64(ni->nid);
-	h->dest_pid = cpu_to_le32(O2LND_PID_LUSTRE);
-	h->src_pid = cpu_to_le32(O2LND_PID_LUSTRE);
-	h->type = cpu_to_le32(type);
-	h->payload_length = cpu_to_le32(payload);
-}
-
 /*
  * The LNet ACK of a PUT to the selftest portal: match_bits carry the
  * result (0, or a negative errno such as -EBADMSG), mlength the bytes.
@@ -516,7 +502,8 @@ int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 	ktime_t start;
 	int rc;
 
-	ni = o2_ni_for(nid, src_nid, &rc);
+	/* a Multi-Rail peer: the RPC goes to one of its NIDs (discovery.c) */
+	ni = o2_lnet_select(nid, src_nid, &nid, &rc);
 	if (!ni)
 		return rc;
 	r = kzalloc(sizeof(*r), GFP_KERNEL);

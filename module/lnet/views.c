@@ -122,6 +122,7 @@ void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out)
 	strscpy(out->ifname, ni->ifname, sizeof(out->ifname));
 	strscpy(out->devname, ni->devname, sizeof(out->devname));
 	out->incarnation = ni->stamp;
+	out->health = atomic_read(&ni->health);
 	out->peer_credits = o2_peer_credits;
 	out->credits = o2_credits;
 	out->timeout_s = o2_timeout;

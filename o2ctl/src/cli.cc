@@ -475,6 +475,83 @@ int run_peer_close(Env& env, const Opts& opts, const Positional& positional) {
   return kExitOk;
 }
 
+// --- discover, peer list ---------------------------------------------------
+
+constexpr Option kDiscoverOptions[] = {
+    {"--timeout", "-t", true},
+};
+
+int run_discover(Env& env, const Opts& opts, const Positional& positional) {
+  constexpr std::string_view kCmd = "discover";
+  if (positional.size() != 1) {
+    return usage_error(env, kCmd, "expected NID");
+  }
+  auto nid = parse_nid_arg(env, positional[0]);
+  if (!nid) {
+    return kExitUsage;
+  }
+  std::chrono::milliseconds timeout{0};  // the module's default
+  if (auto it = opts.find("--timeout"); it != opts.end()) {
+    auto t = parse_timeout(it->second);
+    if (!t) {
+      env.err << "o2ctl: invalid timeout '" << it->second << "': " << t.error().message << "\n";
+      return kExitUsage;
+    }
+    timeout = *t;
+  }
+  auto dev = open_device(env);
+  if (!dev) {
+    return kExitFailure;
+  }
+  auto peer = dev->discover(*nid, timeout);
+  if (!peer) {
+    const int e = peer.error().errnum;
+    if (e == EPERM || e == EACCES || e == ENOTTY || e == EPROTO) {
+      return kernel_failure(env, kCmd, *dev, peer.error());
+    }
+    env.err << "o2ctl: " << peer.error().message << "\n";
+    return kExitFailure;
+  }
+  env.out << format_lnet_peers({*peer}, "discover");
+  return kExitOk;
+}
+
+int run_peer_list(Env& env, const Opts& /*opts*/, const Positional& positional) {
+  constexpr std::string_view kCmd = "peer list";
+  if (positional.size() > 1) {
+    return usage_error(env, kCmd, "expected at most one NID");
+  }
+  std::optional<o2lnd::Nid> nid;
+  if (!positional.empty()) {
+    nid = parse_nid_arg(env, positional[0]);
+    if (!nid) {
+      return kExitUsage;
+    }
+  }
+  auto dev = open_device(env);
+  if (!dev) {
+    return kExitFailure;
+  }
+  std::vector<o2lnd::LnetPeer> peers;
+  if (nid) {
+    auto p = dev->lpeer_of(*nid);
+    if (!p && p.error().errnum != ENOENT) {
+      return kernel_failure(env, kCmd, *dev, p.error());
+    }
+    if (p) {
+      peers.push_back(std::move(*p));
+    }
+  } else {
+    auto all = dev->lpeers();
+    if (!all) {
+      return kernel_failure(env, kCmd, *dev, all.error());
+    }
+    peers = std::move(*all);
+  }
+  env.out << format_lnet_peers(peers, "peer");
+  return kExitOk;
+}
+
 // --- fault add / del / list -------------------------------------------------
 
 constexpr Option kFaultAddOptions[] = {
@@ -888,6 +965,7 @@ constexpr Command kCommands[] = {
     {"net show", "[-v] [--net NET] [-t]", "local NIs as YAML, like 'lnetctl net show'",
      "  -v, --verbose     add statistics (incl. tx_timeouts, queue_full_drops,\n"
      "                    keepalives, early_replies, rdma_bytes, bulk_errors),\n"
+     "                    health stats (health value: LNet Health, 0..1000),\n"
      "                    tunables (incl. peercredits_hiw, concurrent_sends,\n"
      "                    ntx, keepalive), tx_credits (max, available, min,\n"
      "                    queued), bulk (max_immediate, max_frags, cksum,\n"
@@ -923,6 +1001,32 @@ constexpr Command kCommands[] = {
      "                    (credit queued) HEALTH; with -v also RTR (router\n"
      "                    credits available/max) RMIN RQ (router queued)\n",
      kListOptions, run_peer_show},
+    {"peer list",
+     "[NID]",
+     "LNet peers with all their NIDs, like 'lnetctl peer show -v'",
+     "Lists every LNet peer o2lnd learned, one entry per node (a ping's reply,\n"
+     "a discovery or a push teaches its NIDs): primary nid, Multi-Rail (true\n"
+     "when its ping info says so), discovery (it answers discovery), pushed\n"
+     "(it ACKed our push), pushed to us (it pushed its NIDs to us), seqno (of\n"
+     "its ping info), nids (how many it listed), and under 'peer ni' each NID\n"
+     "with its state (up or down, as the peer reported it), health value (LNet\n"
+     "Health, 0..1000: failures blamed on the NID lower it by\n"
+     "health_sensitivity, successes raise it), selected (messages Multi-Rail\n"
+     "sent to it) and failures.  Prints 'peer: []' when there is none, also\n"
+     "when no peer lists NID.\n"
+     "\n"
+     "  NID               only the peer that lists this NID\n",
+     {},
+     run_peer_list},
+    {"discover", "NID [--timeout S]", "discover a peer's NIDs, like 'lnetctl discover'",
+     "Pings NID, learns the peer's NIDs from the reply and, when the peer does\n"
+     "discovery, pushes our NIDs to it and waits for its ACK.  Prints the peer\n"
+     "as 'peer list' does, under 'discover:'.  On failure prints 'failed to\n"
+     "discover NID: ERROR' and exits 1.  Needs CAP_NET_ADMIN.\n"
+     "\n"
+     "  -t, --timeout S   seconds to wait for the reply and for the ACK each\n"
+     "                    (default: the module's ping timeout, 5 s)\n",
+     kDiscoverOptions, run_discover},
     {"peer close", "NID [--source NID]", "close every connection to a peer",
      "Closes every connection to NID (as if it had failed with ECONNABORTED) and\n"
      "cancels a scheduled reconnect and its backoff.  Prints 'closed N\n"

@@ -99,6 +99,8 @@ void format_ni(Yaml& y, const o2lnd::NetInfo& ni, bool verbose) {
   }
   y.line(kNiField, "statistics:");
   counters(y, kNiSubField, ni, "stats", o2lnd::visit_ni_counters<o2lnd::NetInfo, CounterSink>);
+  y.line(kNiField, "health stats:");
+  y.kv(kNiSubField, "health value", ni.health);
   y.line(kNiField, "tunables:");
   y.kv(kNiSubField, "peer_timeout", ni.timeout_s);
   y.kv(kNiSubField, "peer_credits", ni.peer_credits);
@@ -360,6 +362,37 @@ std::string format_peer_show(const std::vector<o2lnd::PeerInfo>& peers, bool ver
     y.kv(kListField, "downs", p.downs);
     y.raw(kListField, "alive ms", alive(p));
     counters(y, kListField, p, "verbose", o2lnd::visit_peer_counters<o2lnd::PeerInfo, CounterSink>);
+  }
+  return y.take();
+}
+
+std::string format_lnet_peers(const std::vector<o2lnd::LnetPeer>& peers, std::string_view top) {
+  if (peers.empty()) {
+    return std::string(top) + ": []\n";
+  }
+  // the indents of `lnetctl peer show -v`
+  constexpr int kPeerItem = 4;
+  constexpr int kPeerField = 6;
+  constexpr int kPeerNiItem = 8;
+  constexpr int kPeerNiField = 10;
+  Yaml y;
+  y.line(0, std::string(top) + ":");
+  for (const auto& p : peers) {
+    y.line(kPeerItem, "- primary nid: " + yaml_scalar(p.primary.str()));
+    y.kv(kPeerField, "Multi-Rail", p.multi_rail());
+    y.kv(kPeerField, "discovery", (p.features & O2LND_PING_FEAT_DISCOVERY) != 0);
+    y.kv(kPeerField, "pushed", p.pushed());
+    y.kv(kPeerField, "pushed to us", p.pushed_to_us());
+    y.kv(kPeerField, "seqno", p.seqno);
+    y.kv(kPeerField, "nids", p.n_nids);
+    y.line(kPeerField, "peer ni:");
+    for (const auto& n : p.nids) {
+      y.line(kPeerNiItem, "- nid: " + yaml_scalar(n.nid.str()));
+      y.kv(kPeerNiField, "state", o2lnd::status_name(n.status));
+      y.kv(kPeerNiField, "health value", n.health);
+      y.kv(kPeerNiField, "selected", n.selected);
+      y.kv(kPeerNiField, "failures", n.failures);
+    }
   }
   return y.take();
 }

@@ -101,12 +101,21 @@ std::unique_ptr<Testbed> Testbed::guests(int n, const TopologyOptions& o) {
   throw Error("Guests(n): n must be 1, 2 or 3");
 }
 
+std::unique_ptr<Testbed> Testbed::two_rails(const TopologyOptions& o) {
+  return std::make_unique<Testbed>(
+      o,
+      std::vector<GuestSpec>{{"g1", {"192.168.1.1/24", "192.168.2.1/24"}, {}},
+                             {"g2", {"192.168.1.2/24", "192.168.2.2/24"}, {}}},
+      std::vector<LinkSpec>{{0, 0, 1, 0}, {0, 1, 1, 1}});
+}
+
 std::unique_ptr<Testbed> Testbed::by_name(const std::string& t, const TopologyOptions& o) {
   if (t == "veth" || t == "one" || t == "1") return one_guest_veth(o);
   if (t == "two" || t == "2") return guests(2, o);
   if (t == "three" || t == "3" || t == "router") return guests(3, o);
   if (t == "plain") return guests(1, o);
-  throw Error("unknown topology '" + t + "' (veth, two, three, plain)");
+  if (t == "rails" || t == "two-rails") return two_rails(o);
+  throw Error("unknown topology '" + t + "' (veth, two, three, rails, plain)");
 }
 
 void Testbed::boot_all(std::chrono::seconds timeout) {

@@ -46,6 +46,9 @@ class Testbed {
   Testbed(const TopologyOptions& opts, std::vector<GuestSpec> specs, std::vector<LinkSpec> links);
   static std::unique_ptr<Testbed> one_guest_veth(const TopologyOptions& o = {});
   static std::unique_ptr<Testbed> guests(int n, const TopologyOptions& o = {});
+  // Two guests joined by two links, one rail each (eth0: 192.168.1.0/24,
+  // eth1: 192.168.2.0/24), an RDMA device on each interface: Multi-Rail.
+  static std::unique_ptr<Testbed> two_rails(const TopologyOptions& o = {});
   // "veth", "two" (or "2"), "three" (or "3", "router")
   static std::unique_ptr<Testbed> by_name(const std::string& topo, const TopologyOptions& o = {});
 

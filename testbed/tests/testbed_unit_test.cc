@@ -115,6 +115,20 @@ TEST(ScanReports, OopsKeepsItsRipAndCallTraceButNotTheRegisters) {
   EXPECT_NE(r[4].find("ib_unregister_device"), std::string::npos);
 }
 
+TEST(ScanReports, TheDebugTrapQemuLeaksIntoTheGuestIsNoReport) {
+  const std::string log =
+      "[   33.1] WARNING: CPU: 0 PID: 31 at arch/x86/kernel/traps.c:1120 "
+      "exc_debug_kernel+0xca/0x160\n"
+      "[   33.1] RIP: 0010:exc_debug_kernel+0xca/0x160\n"
+      "[   33.1]  asm_exc_debug+0x1e/0x40\n"
+      "[   33.1] RIP: 0010:kmem_cache_alloc_node_noprof+0x74/0x330\n"
+      "[   33.1]  rxe_init_packet+0xa1/0x150 [rdma_rxe]\n"
+      "[   33.2] WARNING: CPU: 1 PID: 7 at net/foo.c:1 bar+0x1/0x2\n";
+  auto r = scan_reports(log);
+  ASSERT_EQ(r.size(), 1u) << r[0];
+  EXPECT_NE(r[0].find("net/foo.c"), std::string::npos);
+}
+
 TEST(ScanReports, CleanBootHasNone) {
   EXPECT_TRUE(
       scan_reports("[0.0] Booting\n[0.1] rdma_rxe: loaded\n[0.2] infiniband rxe0: added veth0\n")

@@ -66,6 +66,10 @@ inline std::string cmd_name(unsigned long cmd) {
       return "ROUTE_SHOW";
     case O2LND_IOC_ROUTING_SHOW:
       return "ROUTING_SHOW";
+    case O2LND_IOC_LPEER_SHOW:
+      return "LPEER_SHOW";
+    case O2LND_IOC_DISCOVER:
+      return "DISCOVER";
     default:
       return "cmd " + std::to_string(cmd);
   }

@@ -147,6 +147,11 @@ const std::vector<CmdInfo>& commands() {
        {EINVAL, E2BIG, EFAULT, EPROTO},
        {},
        pool_credit_offsets()},
+      {O2LND_IOC_LPEER_SHOW,
+       "LPEER_SHOW",
+       sizeof(o2lnd_ioc_lpeer),
+       false,
+       {EINVAL, E2BIG, EFAULT, EPROTO, ENOENT}},
       {O2LND_IOC_PEER_CLOSE,
        "PEER_CLOSE",
        sizeof(o2lnd_ioc_peer_close),
@@ -202,6 +207,8 @@ u32 ver0_size(const CmdInfo& c) {
       return O2LND_IOC_ROUTING_SIZE_VER0;
     case O2LND_IOC_PEER_CLOSE:
       return O2LND_IOC_PEER_CLOSE_SIZE_VER0;
+    case O2LND_IOC_LPEER_SHOW:
+      return O2LND_IOC_LPEER_SIZE_VER0;
     default:
       return O2LND_IOC_FAULT_SIZE_VER0;
   }
@@ -683,6 +690,22 @@ void Fuzzer::gen_arg(const CmdInfo& c, std::vector<unsigned char>& arg, std::str
       put(a);
       break;
     }
+    case O2LND_IOC_LPEER_SHOW: {
+      o2lnd_ioc_lpeer a{};
+      hdr_of(a);
+      u32_field(a.index, below(3), 0, 4, "index");
+      nid_field(a.nid, O2LND_NID_ANY);
+      u32_field(a.timeout_ms, 0, 0, 1, "timeout_ms");
+      pad_field(a.pad, "pad");
+      if (chance(10)) {
+        a.primary_nid = r64();
+        a.n_nids = 0xffffffffU;
+        a.nids[below(O2LND_PEER_MAX_NIDS)].health = 7;
+        what += " junk_out";
+      }
+      put(a);
+      break;
+    }
     case O2LND_IOC_PEER_CLOSE: {
       o2lnd_ioc_peer_close a{};
       hdr_of(a);
@@ -920,6 +943,21 @@ void Fuzzer::check_reply(const CmdInfo& c, const std::vector<unsigned char>& in,
       if (k.pad != 0 || k.ni_index != q.ni_index || k.index != q.index || k.index >= k.count ||
           k.state >= O2LND_CONN_NSTATES || k.active > 1) {
         bad("pad not 0, index not echoed, or state / count / active out of range");
+      }
+      break;
+    }
+    case O2LND_IOC_LPEER_SHOW: {
+      o2lnd_ioc_lpeer k{}, q{};
+      std::memcpy(&k, out, sizeof(k));
+      std::memcpy(&q, in.data(), sizeof(q));
+      if (k.pad != 0 || k.index != q.index || k.nid != q.nid || k.n_nids == 0 ||
+          k.primary_nid != k.nids[0].nid) {
+        bad("pad not 0, inputs not echoed, no NID, or a primary that is not the first NID");
+      }
+      for (std::uint32_t i = 0; i < std::min<std::uint32_t>(k.n_nids, O2LND_PEER_MAX_NIDS); ++i) {
+        if (k.nids[i].health > O2LND_HEALTH_MAX) {
+          bad("a NID's health above the maximum");
+        }
       }
       break;
     }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -59,6 +60,15 @@ std::string lustre_dir(std::string* why) {
     return "";
   }
   return d;
+}
+
+// Whether `lnetctl peer show` says "Multi-Rail: True" (its spelling
+// changed across Lustre versions: True, true).
+bool says_multi_rail(const std::string& out) {
+  std::string lower = out;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower.find("multi-rail: true") != std::string::npos;
 }
 
 std::string testbed_script(const std::string& name) {
@@ -458,6 +468,44 @@ TEST_F(Interop, LnetctlDiscoverSeesTheO2lndNode) {
   RunResult ps = lnetctl(lu, "peer show --nid " + std::string(kO2lnd));
   EXPECT_TRUE(ps.ok()) << ps.out;
   EXPECT_NE(ps.out.find(kO2lnd), std::string::npos) << ps.out;
+  // o2lnd's ping info says Multi-Rail and discovery: Lustre takes it as a
+  // Multi-Rail peer and pushes its own NIDs to it, which o2lnd ACKs
+  EXPECT_TRUE(says_multi_rail(ps.out)) << ps.out;
+  RunResult pl;
+  for (int i = 0; i < 20; i++) {
+    pl = o2ctl(o2, "peer list " + std::string(kLustre0));
+    if (pl.out.find("pushed to us: true") != std::string::npos) break;
+    usleep(500 * 1000);
+  }
+  auto peers = parse_yaml_list(pl.out, "peer");
+  ASSERT_EQ(peers.size(), 1U) << "o2lnd did not learn the Lustre node from its push:\n" << pl.out;
+  EXPECT_EQ(field(peers[0], "primary nid"), kLustre0) << pl.out;
+  EXPECT_EQ(field(peers[0], "pushed to us"), "true") << pl.out;
+  EXPECT_EQ(field(peers[0], "discovery"), "true") << pl.out;
+}
+
+// o2lnd discovers a Lustre node as `lnetctl discover` does: the ping's
+// REPLY teaches its NIDs and features, and the push of o2lnd's NIDs is
+// ACKed by Lustre's LNet, which then lists o2lnd as Multi-Rail.
+TEST_F(Interop, O2lndDiscoversTheLustreNodeAndPushesToIt) {
+  Guest& lu = guest("g1");
+  Guest& o2 = guest("g2");
+  lustre_up(lu, kNet);
+  ASSERT_TRUE(insmod(o2, kNet).ok());
+  RunResult d = o2ctl(o2, "discover " + std::string(kLustre0) + " --timeout 20", 60);
+  ASSERT_TRUE(d.ok()) << d.out;
+  auto peers = parse_yaml_list(d.out, "discover");
+  ASSERT_EQ(peers.size(), 1U) << d.out;
+  EXPECT_EQ(field(peers[0], "primary nid"), kLustre0) << d.out;
+  EXPECT_EQ(field(peers[0], "Multi-Rail"), "true") << d.out;
+  EXPECT_EQ(field(peers[0], "discovery"), "true") << d.out;
+  EXPECT_EQ(field(peers[0], "pushed"), "true") << "Lustre did not ACK o2lnd's push:\n" << d.out;
+  EXPECT_EQ(field(peers[0], "peer ni.0.nid"), kLustre0) << d.out;
+  EXPECT_EQ(field(peers[0], "peer ni.0.state"), "up") << d.out;
+  RunResult ps = lnetctl(lu, "peer show --nid " + std::string(kO2lnd));
+  EXPECT_TRUE(ps.ok()) << ps.out;
+  EXPECT_TRUE(says_multi_rail(ps.out)) << ps.out;
+  EXPECT_NE(ps.out.find("nid: " + std::string(kO2lnd)), std::string::npos) << ps.out;
 }
 
 // o2lnd's own selftest against a Lustre node: its ping RPCs (LNet GETs

@@ -176,8 +176,15 @@ O2_SUITE_CLASS(
     // no MR left registered once idle.
     void expect_healed(const std::string& after) {
       for (const char* n : {"g1", "g2"}) {
-        EXPECT_TRUE(run(guest(n), wait_ni_cmd(guest(n), "up", 20), 60).ok())
-            << n << ": the NI is not up 20 s after " << after;
+        if (run(guest(n), wait_ni_cmd(guest(n), "up", 20), 60).ok()) continue;
+        // what the NI says, and every blocked task's stack (sysrq w, in
+        // the dmesg the failure keeps)
+        RunResult why = run(guest(n),
+                            o2ctl_path() +
+                                " net show -v 2>&1; echo w > /proc/sysrq-trigger; "
+                                "dmesg | tail -60",
+                            60);
+        ADD_FAILURE() << n << ": the NI is not up 20 s after " << after << ":\n" << why.out;
       }
       RunResult p1 = o2ctl(guest("g1"), std::string("ping ") + kG2 + " --timeout 10", 60);
       EXPECT_TRUE(p1.ok()) << "after " << after << ": the first ping g1 -> g2 failed:\n" << p1.out;

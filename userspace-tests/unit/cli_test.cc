@@ -293,11 +293,12 @@ TEST_F(CliTest, VersionShowsToolAbiAndModule) {
 }
 
 TEST_F(CliTest, VersionReportsAModuleOfAnotherAbi) {
-  kernel_->abi = 7;
-  kernel_->abi_min = 7;  // a module that no longer accepts this ABI
+  kernel_->abi = O2LND_ABI_VERSION + 1;
+  kernel_->abi_min = O2LND_ABI_VERSION + 1;  // a module that no longer accepts this ABI
+  const std::string next = std::to_string(O2LND_ABI_VERSION + 1);
   EXPECT_EQ(run_o2ctl({"version"}), kExitFailure);
-  EXPECT_NE(out().find("module abi: 7\n"), std::string::npos);
-  EXPECT_EQ(err(), "o2ctl: o2lnd module ABI 7, o2ctl speaks ABI " + kAbi +
+  EXPECT_NE(out().find("module abi: " + next + "\n"), std::string::npos);
+  EXPECT_EQ(err(), "o2ctl: o2lnd module ABI " + next + ", o2ctl speaks ABI " + kAbi +
                        ": upgrade o2ctl or load a matching "
                        "module\n");
 }
@@ -1120,10 +1121,10 @@ TEST_F(CliTest, GroupsListTheirCommands) {
 
 TEST(CommandNames, EveryCommandInHelpOrder) {
   EXPECT_EQ(command_names(),
-            (std::vector<std::string_view>{"ping", "net show", "peer show", "peer close",
-                                           "conn show", "route show", "routing show", "fault add",
-                                           "fault del", "fault list", "stats", "selftest ping",
-                                           "selftest brw", "version"}));
+            (std::vector<std::string_view>{"ping", "net show", "peer show", "peer list", "discover",
+                                           "peer close", "conn show", "route show", "routing show",
+                                           "fault add", "fault del", "fault list", "stats",
+                                           "selftest ping", "selftest brw", "version"}));
 }
 
 // ---- probability and number parsing ---------------------------------------------------------

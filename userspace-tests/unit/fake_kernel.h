@@ -1,6 +1,6 @@
 // A fake o2lnd module behind o2lnd::Backend: answers VERSION, PING, BRW,
 // NET_SHOW, PEER_SHOW, CONN_SHOW, PEER_CLOSE, FAULT_ADD/DEL/LIST,
-// ROUTE_SHOW and ROUTING_SHOW from
+// ROUTE_SHOW, ROUTING_SHOW, LPEER_SHOW and DISCOVER from
 // state the test sets, applies the rules of include/uapi/o2lnd.h like the
 // module does (dispatch on type and nr; hdr.size at least the VER0 size, a
 // multiple of 8, at most O2LND_IOC_MAX_SIZE; an older struct zero-extended,
@@ -71,6 +71,11 @@ struct FakeKernel {
   // (its header is the caller's).
   std::vector<o2lnd_ioc_route> routes;
   o2lnd_ioc_routing routing{};
+  // LPEER_SHOW: lpeers[index] (nid NID_ANY), or the one listing nid;
+  // ENOENT past the end / when none does.  DISCOVER: on_discover after the
+  // module's argument checks (EINVAL before it).
+  std::vector<o2lnd_ioc_lpeer> lpeers;
+  std::function<int(o2lnd_ioc_lpeer&)> on_discover = [](o2lnd_ioc_lpeer&) { return EHOSTUNREACH; };
   // An errno to return for a command instead of serving it (EPERM, ENOTTY).
   std::map<unsigned long, int> fail;
 
@@ -115,7 +120,9 @@ struct FakeKernel {
           Cmd{O2LND_IOC_FAULT_LIST, O2LND_IOC_FAULT_SIZE_VER0, sizeof(o2lnd_ioc_fault)},
           Cmd{O2LND_IOC_BRW, O2LND_IOC_BRW_SIZE_VER0, sizeof(o2lnd_ioc_brw)},
           Cmd{O2LND_IOC_ROUTE_SHOW, O2LND_IOC_ROUTE_SIZE_VER0, sizeof(o2lnd_ioc_route)},
-          Cmd{O2LND_IOC_ROUTING_SHOW, O2LND_IOC_ROUTING_SIZE_VER0, sizeof(o2lnd_ioc_routing)}}) {
+          Cmd{O2LND_IOC_ROUTING_SHOW, O2LND_IOC_ROUTING_SIZE_VER0, sizeof(o2lnd_ioc_routing)},
+          Cmd{O2LND_IOC_LPEER_SHOW, O2LND_IOC_LPEER_SIZE_VER0, sizeof(o2lnd_ioc_lpeer)},
+          Cmd{O2LND_IOC_DISCOVER, O2LND_IOC_LPEER_SIZE_VER0, sizeof(o2lnd_ioc_lpeer)}}) {
       if (_IOC_NR(c.cmd) == _IOC_NR(cmd)) {
         return c;
       }
@@ -252,6 +259,16 @@ struct FakeKernel {
         r->hdr = *hdr;
         return 0;
       }
+      case O2LND_IOC_LPEER_SHOW:
+        return lpeer_show(*static_cast<o2lnd_ioc_lpeer*>(arg));
+      case O2LND_IOC_DISCOVER: {
+        auto* d = static_cast<o2lnd_ioc_lpeer*>(arg);
+        if (d->index != 0 || d->pad != 0 || d->nid == O2LND_NID_ANY ||
+            (d->nid >> 48) != O2LND_NET_TYPE_O2IB || d->timeout_ms > O2LND_PING_TIMEOUT_MAX_MS) {
+          return EINVAL;
+        }
+        return on_discover(*d);
+      }
       default:
         return fault_list(*static_cast<o2lnd_ioc_fault*>(arg));
     }
@@ -273,6 +290,36 @@ struct FakeKernel {
     a.ni_index = ni_index;
     a.index = index;
     a.count = static_cast<std::uint32_t>(it->second.size());
+    return 0;
+  }
+
+  int lpeer_show(o2lnd_ioc_lpeer& a) {
+    if (a.timeout_ms != 0 || a.pad != 0) {
+      return EINVAL;
+    }
+    const o2lnd_ioc_lpeer* found = nullptr;
+    if (a.nid == O2LND_NID_ANY) {
+      found = a.index < lpeers.size() ? &lpeers[a.index] : nullptr;
+    } else {
+      for (const auto& p : lpeers) {
+        for (std::uint32_t i = 0; i < std::min<std::uint32_t>(p.n_nids, O2LND_PEER_MAX_NIDS); ++i) {
+          if (p.nids[i].nid == a.nid && found == nullptr) {
+            found = &p;
+          }
+        }
+      }
+    }
+    if (found == nullptr) {
+      return ENOENT;
+    }
+    o2lnd_ioc_hdr hdr = a.hdr;
+    const std::uint32_t index = a.index;
+    const std::uint64_t nid = a.nid;
+    a = *found;
+    a.hdr = hdr;
+    a.index = index;
+    a.nid = nid;
+    a.count = static_cast<std::uint32_t>(lpeers.size());
     return 0;
   }
 

@@ -54,6 +54,8 @@ constexpr const char* kRouteShow = "route show: a route";
 constexpr const char* kRoutingShow = "routing show: the routing map";
 constexpr const char* kRoutingPool = "routing show: a pool of buffers";
 constexpr const char* kFaultList = "fault list: a rule";
+constexpr const char* kPeerList = "peer list: an LNet peer";  // parse_yaml_list(.., "peer")
+constexpr const char* kDiscover = "discover: the peer";       // parse_yaml_list(.., "discover")
 constexpr const char* kSelftestPing = "selftest ping -y: the selftest map";
 constexpr const char* kSelftestBrw = "selftest brw -y: the selftest map";
 
@@ -72,6 +74,9 @@ const std::vector<Key> kKeys = {
     // adversary_test ni_stats, credits_test (kNi*, kTxLive, kNtx, kEarly,
     // message_failures), bulk_test bulk() (yaml-cpp nodes)
     {kNetShowV, "nid"},
+    {kNetShowV, "net type"},  // multirail_test sends()
+    {kNetShowV, "statistics.send_count"},
+    {kNetShowV, "health stats.health value"},
     {kNetShowV, "statistics.drop_count"},
     {kNetShowV, "statistics.error_count"},
     {kNetShowV, "statistics.bulk_errors"},
@@ -168,6 +173,28 @@ const std::vector<Key> kKeys = {
     {kRoutingPool, "taken"},
     // hostile_test counts the rules (parse_yaml_list(.., "fault"))
     {kFaultList, "id"},
+    // interop_test LnetctlDiscoverSeesTheO2lndNode, multirail_test
+    {kPeerList, "primary nid"},
+    {kPeerList, "pushed to us"},
+    {kPeerList, "discovery"},
+    {kPeerList, "Multi-Rail"},
+    {kPeerList, "nids"},
+    {kPeerList, "peer ni.0.nid"},
+    {kPeerList, "peer ni.1.nid"},
+    {kPeerList, "peer ni.1.state"},
+    {kPeerList, "peer ni.1.health value"},
+    {kPeerList, "peer ni.0.selected"},
+    {kPeerList, "peer ni.1.selected"},
+    // interop_test O2lndDiscoversTheLustreNodeAndPushesToIt, multirail_test
+    {kDiscover, "primary nid"},
+    {kDiscover, "Multi-Rail"},
+    {kDiscover, "discovery"},
+    {kDiscover, "pushed"},
+    {kDiscover, "nids"},
+    {kDiscover, "peer ni.0.nid"},
+    {kDiscover, "peer ni.0.state"},
+    {kDiscover, "peer ni.1.nid"},
+    {kDiscover, "peer ni.1.state"},
     // credits_test, routing_test, real_faults_test Selftest / parse
     {kSelftestPing, "rpcs"},
     {kSelftestPing, "not_sent"},
@@ -220,6 +247,20 @@ class IntegrationKeys : public ::testing::Test {
     kernel_->on_brw = [](o2lnd_ioc_brw& b) {
       b.rtt_ns = 500000;
       b.rdma = 1;
+      return 0;
+    };
+    o2lnd_ioc_lpeer lp{};
+    lp.primary_nid = kPeer0;
+    lp.flags = O2LND_LPEER_F_MULTI_RAIL | O2LND_LPEER_F_PUSHED | O2LND_LPEER_F_PUSHED_TO_US;
+    lp.features = O2LND_PING_FEAT_MULTI_RAIL | O2LND_PING_FEAT_DISCOVERY;
+    lp.n_nids = 2;
+    lp.nids[0] = {kPeer0, O2LND_NI_STATUS_UP, 1000, 0, 0};
+    lp.nids[1] = {kPeer0 + 0x100, O2LND_NI_STATUS_UP, 1000, 0, 0};
+    kernel_->lpeers = {lp};
+    kernel_->on_discover = [lp](o2lnd_ioc_lpeer& d) {
+      o2lnd_ioc_hdr h = d.hdr;
+      d = lp;
+      d.hdr = h;
       return 0;
     };
   }
@@ -275,6 +316,10 @@ class IntegrationKeys : public ::testing::Test {
     std::string error;
     v[kRoutingPool] = {o2ctl_yaml::entries(d.root["routing"]["buffers"], error), y};
     EXPECT_EQ(error, "") << y;
+    y = o2ctl({"peer", "list"});
+    v[kPeerList] = {list(y, "peer"), y};
+    y = o2ctl({"discover", "192.168.1.2@o2ib0"});
+    v[kDiscover] = {list(y, "discover"), y};
     o2ctl({"fault", "add", "reject", "conn_stale", "--peer", "192.168.1.2@o2ib0"});
     y = o2ctl({"fault", "list"});
     v[kFaultList] = {list(y, "fault"), y};

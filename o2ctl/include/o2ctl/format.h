@@ -30,6 +30,12 @@ std::string format_peer_show(const std::vector<o2lnd::PeerInfo>& peers, bool ver
 // `o2ctl route show` YAML: "route:" and one entry per route (net, gateway,
 // hop, priority, state: up or down (the gateway's health), sent, dropped).
 // An empty list gives "route: []".
+// LNet peers with all their NIDs, like `lnetctl peer show -v` (`top` is
+// "peer" or "discover"): primary nid, Multi-Rail (true/false), discovery,
+// pushed, pushed to us, seqno, nids, and each peer ni's nid, state,
+// health value, selected, failures.
+std::string format_lnet_peers(const std::vector<o2lnd::LnetPeer>& peers, std::string_view top);
+
 std::string format_route_show(const std::vector<o2lnd::RouteInfo>& routes);
 
 // `o2ctl routing show` YAML: "routing:" with forwarding (enabled or

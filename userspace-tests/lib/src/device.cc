@@ -238,6 +238,7 @@ NetInfo decode(const o2lnd_ioc_net& reply) {
   out.mr_max_pages = reply.mr_max_pages;
   out.cksum = reply.cksum;
   out.mr_recovered = reply.mr_recovered;
+  out.health = reply.health;
   O2LND_NI_COUNTERS(O2LND_CXX_COUNTER_COPY)
   return out;
 }
@@ -553,6 +554,80 @@ Result<RoutingInfo> Device::routing() {
   auto arg = make_arg<o2lnd_ioc_routing>();
   if (int err = backend_->ioctl(O2LND_IOC_ROUTING_SHOW, &arg); err != 0) {
     return ioctl_error(err, "O2LND_IOC_ROUTING_SHOW");
+  }
+  return decode(arg);
+}
+
+LnetPeer decode(const o2lnd_ioc_lpeer& reply) {
+  LnetPeer out;
+  out.index = reply.index;
+  out.count = reply.count;
+  out.primary = Nid(reply.primary_nid);
+  out.flags = reply.flags;
+  out.features = reply.features;
+  out.seqno = reply.seqno;
+  out.n_nids = reply.n_nids;
+  const std::uint32_t n = std::min<std::uint32_t>(reply.n_nids, O2LND_PEER_MAX_NIDS);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const auto& e = reply.nids[i];
+    out.nids.push_back(PeerNid{Nid(e.nid), e.status, e.health, e.selected, e.failures});
+  }
+  return out;
+}
+
+Result<LnetPeer> Device::lpeer_show(std::uint32_t index) {
+  auto arg = make_arg<o2lnd_ioc_lpeer>();
+  arg.index = index;
+  arg.nid = O2LND_NID_ANY;
+  if (int err = backend_->ioctl(O2LND_IOC_LPEER_SHOW, &arg); err != 0) {
+    return ioctl_error(err, "O2LND_IOC_LPEER_SHOW of peer " + std::to_string(index));
+  }
+  auto p = decode(arg);
+  p.index = index;
+  return p;
+}
+
+Result<LnetPeer> Device::lpeer_of(Nid nid) {
+  auto arg = make_arg<o2lnd_ioc_lpeer>();
+  arg.nid = nid.raw();
+  if (int err = backend_->ioctl(O2LND_IOC_LPEER_SHOW, &arg); err != 0) {
+    return ioctl_error(err, "O2LND_IOC_LPEER_SHOW of " + nid.str());
+  }
+  return decode(arg);
+}
+
+Result<std::vector<LnetPeer>> Device::lpeers() {
+  std::vector<LnetPeer> out;
+  for (std::uint32_t i = 0; i < kMaxItems; ++i) {
+    auto p = lpeer_show(i);
+    if (!p) {
+      if (p.error().errnum == ENOENT) {
+        return out;
+      }
+      return p.error();
+    }
+    out.push_back(std::move(*p));
+  }
+  return Error{EPROTO,
+               "O2LND_IOC_LPEER_SHOW: no end after " + std::to_string(kMaxItems) + " entries"};
+}
+
+Result<LnetPeer> Device::discover(Nid nid, std::chrono::milliseconds timeout) {
+  auto fail = [&](int err, const std::string& why) {
+    return Error{err, "failed to discover " + nid.str() + ": " + why};
+  };
+  if (nid.is_any() || nid.type() != O2LND_NET_TYPE_O2IB) {
+    return fail(EINVAL, "not an o2ib NID");
+  }
+  if (timeout.count() < 0 || timeout.count() > O2LND_PING_TIMEOUT_MAX_MS) {
+    return fail(EINVAL, "timeout " + std::to_string(timeout.count()) + " ms out of range (0.." +
+                            std::to_string(O2LND_PING_TIMEOUT_MAX_MS) + ")");
+  }
+  auto arg = make_arg<o2lnd_ioc_lpeer>();
+  arg.nid = nid.raw();
+  arg.timeout_ms = static_cast<std::uint32_t>(timeout.count());
+  if (int err = backend_->ioctl(O2LND_IOC_DISCOVER, &arg); err != 0) {
+    return fail(err, std::strerror(err));
   }
   return decode(arg);
 }

@@ -100,8 +100,36 @@ struct NetInfo {
   std::uint32_t mr_max_pages = 0;   // pages one MR maps
   std::uint32_t cksum = 0;          // tunable: message checksums on (1) or off (0)
   std::uint64_t mr_recovered = 0;   // MRs replaced after a failed invalidation
+  std::uint32_t health = 0;         // LNet health, 0..O2LND_HEALTH_MAX (ABI 7)
 
   [[nodiscard]] bool up() const { return status == O2LND_NI_STATUS_UP; }
+};
+
+// One NID of an LNet peer.
+struct PeerNid {
+  Nid nid;
+  std::uint32_t status = 0;  // O2LND_NI_STATUS_UP/_DOWN as the peer said
+  std::uint32_t health = 0;  // 0..O2LND_HEALTH_MAX
+  std::uint64_t selected = 0;
+  std::uint64_t failures = 0;
+  bool operator==(const PeerNid&) const = default;
+};
+
+// An LNet peer: one node, all its NIDs, as discovery learned them
+// (O2LND_IOC_LPEER_SHOW, O2LND_IOC_DISCOVER).
+struct LnetPeer {
+  std::uint32_t index = 0;
+  std::uint32_t count = 0;  // LNet peers known when this one was read
+  Nid primary;
+  std::uint32_t flags = 0;     // O2LND_LPEER_F_*
+  std::uint32_t features = 0;  // its LNet ping feature bits
+  std::uint32_t seqno = 0;     // of its ping info
+  std::uint32_t n_nids = 0;    // NIDs it listed; nids holds at most 16
+  std::vector<PeerNid> nids;   // primary first
+
+  [[nodiscard]] bool multi_rail() const { return (flags & O2LND_LPEER_F_MULTI_RAIL) != 0; }
+  [[nodiscard]] bool pushed() const { return (flags & O2LND_LPEER_F_PUSHED) != 0; }
+  [[nodiscard]] bool pushed_to_us() const { return (flags & O2LND_LPEER_F_PUSHED_TO_US) != 0; }
 };
 
 // One peer of an NI (O2LND_IOC_PEER_SHOW).
@@ -283,6 +311,7 @@ FaultRule decode(const o2lnd_ioc_fault& reply);
 BrwResult decode(const o2lnd_ioc_brw& reply);
 RouteInfo decode(const o2lnd_ioc_route& reply);
 RoutingInfo decode(const o2lnd_ioc_routing& reply);
+LnetPeer decode(const o2lnd_ioc_lpeer& reply);
 
 // A zeroed ioctl argument with its header filled for this ABI.
 template <typename T>
@@ -360,6 +389,18 @@ class Device {
   Result<std::vector<RouteInfo>> routes();
   // The router's state and buffer pools (ROUTING_SHOW).
   Result<RoutingInfo> routing();
+
+  // One LNet peer by index; ENOENT past the last.
+  Result<LnetPeer> lpeer_show(std::uint32_t index);
+  // The LNet peer that lists `nid`; ENOENT when none does.
+  Result<LnetPeer> lpeer_of(Nid nid);
+  // Every LNet peer: LPEER_SHOW from index 0 until ENOENT.
+  Result<std::vector<LnetPeer>> lpeers();
+  // Discovers the peer of `nid` as `lnetctl discover` does: pings it,
+  // learns its NIDs, pushes ours when it does discovery.  EINVAL (not an
+  // o2ib NID, timeout out of range) without calling the module; EPERM
+  // without CAP_NET_ADMIN; the ping's or the push's errno.
+  Result<LnetPeer> discover(Nid nid, std::chrono::milliseconds timeout);
 
   // Closes every connection to `nid` (on NI `local`, or on every NI) and
   // cancels its reconnect; returns how many were closed.  ENOENT when no NI

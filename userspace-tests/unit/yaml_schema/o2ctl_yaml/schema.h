@@ -296,6 +296,7 @@ inline Shape net_show(const std::string& yaml, bool verbose) {
           {"nid", Kind::kNid}, {"status", Kind::kStr}, {"interfaces", Kind::kMap, true}};
       if (verbose) {
         f.push_back({"statistics", Kind::kMap});
+        f.push_back({"health stats", Kind::kMap});
         f.push_back({"tunables", Kind::kMap});
         f.push_back({"tx_credits", Kind::kMap});
         f.push_back({"bulk", Kind::kMap});
@@ -313,6 +314,7 @@ inline Shape net_show(const std::string& yaml, bool verbose) {
       std::vector<Field> stats;
       add_counters(stats, o2lnd::kNiCounters, "stats");
       s.check.map(nis[j]["statistics"], stats, w + ".statistics");
+      s.check.map(nis[j]["health stats"], {{"health value", Kind::kInt}}, w + ".health stats");
       s.check.map(nis[j]["tunables"],
                   {{"peer_timeout", Kind::kInt},
                    {"peer_credits", Kind::kInt},
@@ -396,6 +398,41 @@ inline Shape peer_show(const std::string& yaml, bool verbose) {
 
 // `o2ctl route show`: entries = routes.  Also checks that net names a
 // network (o2ib1), that state is up or down and that hop is at least 1.
+// `o2ctl peer list` ("peer") and `o2ctl discover` ("discover"): entries =
+// LNet peers, nested = their NIDs.
+inline Shape lnet_peers(const std::string& yaml, const std::string& top) {
+  Shape s;
+  auto peers = s.check.top_list(s.check.load(yaml), top);
+  for (std::size_t i = 0; peers && i < peers.size(); ++i) {
+    ++s.entries;
+    std::string where = top + "[" + std::to_string(i) + "]";
+    if (!s.check.map(peers[i],
+                     {{"primary nid", Kind::kNid},
+                      {"Multi-Rail", Kind::kBool},
+                      {"discovery", Kind::kBool},
+                      {"pushed", Kind::kBool},
+                      {"pushed to us", Kind::kBool},
+                      {"seqno", Kind::kInt},
+                      {"nids", Kind::kInt},
+                      {"peer ni", Kind::kSeq}},
+                     where)) {
+      continue;
+    }
+    auto nis = peers[i]["peer ni"];
+    for (std::size_t j = 0; j < nis.size(); ++j) {
+      ++s.nested;
+      s.check.map(nis[j],
+                  {{"nid", Kind::kNid},
+                   {"state", Kind::kStr},
+                   {"health value", Kind::kInt},
+                   {"selected", Kind::kInt},
+                   {"failures", Kind::kInt}},
+                  where + ".peer ni[" + std::to_string(j) + "]");
+    }
+  }
+  return s;
+}
+
 inline Shape route_show(const std::string& yaml) {
   Shape s;
   auto routes = s.check.top_list(s.check.load(yaml), "route");

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * o2lnd: LNet Health arithmetic and the Multi-Rail choice (see health.h).
+ * No locks, no allocation: the callers hold what they read.
+ */
+#include <linux/errno.h>
+#include <linux/kernel.h>
+#include "health.h"
+
+/**
+ * o2_health_dec() - a failure blamed on a health value
+ * @health: the value, 0..O2_HEALTH_MAX
+ * @sensitivity: health_sensitivity; 0 leaves health alone
+ *
+ * Return: @health lowered by @sensitivity, not below 0.
+ */
+u32 o2_health_dec(u32 health, u32 sensitivity)
+{
+	return health > sensitivity ? health - sensitivity : 0;
+}
+
+/**
+ * o2_health_inc() - a success on a health value
+ * @health: the value, 0..O2_HEALTH_MAX
+ * @sensitivity: health_sensitivity; 0 leaves health alone
+ *
+ * Return: @health raised by @sensitivity, not above O2_HEALTH_MAX.
+ */
+u32 o2_health_inc(u32 health, u32 sensitivity)
+{
+	if (health >= O2_HEALTH_MAX || sensitivity >= O2_HEALTH_MAX - health)
+		return O2_HEALTH_MAX;
+	return health + sensitivity;
+}
+
+/**
+ * o2_hstatus_of() - the LNet health status of a message's end
+ * @status: 0 or the errno the message ended with
+ * @phase: where it was: waiting locally (for a credit, or on a conn,
+ *	unposted), waiting for a connection to its peer, or on the wire
+ *
+ * The errnos are o2lnd's: -ENETDOWN/-ENODEV/-ESHUTDOWN our NI or device
+ * went away, -ECONNABORTED its connection closed under it, -EHOSTUNREACH
+ * no path, -ETIMEDOUT its deadline passed, -ECONNREFUSED/-ECONNRESET the
+ * peer refused or reset the connection, -EIO a failed Send completion
+ * (the peer's HCA did not take it: as o2iblnd, the peer dropped it),
+ * -EPROTO/-EBADMSG/-EREMOTEIO the peer answered with an error.  Anything
+ * else is a local error.  A message whose connection could not be made
+ * is classed as o2iblnd classes it (kiblnd_peer_connect_failed()): a
+ * timeout or no route is the network's, a refusal the peer's.
+ *
+ * Return: the O2_HS_* class.
+ */
+enum o2_hstatus o2_hstatus_of(int status, enum o2_tx_phase phase)
+{
+	if (phase == O2_TXP_CONNECT) {
+		switch (status) {
+		case -ETIMEDOUT:
+		case -EHOSTUNREACH:
+		case -ENETUNREACH:
+			return O2_HS_NETWORK_TIMEOUT;
+		case -ECONNREFUSED:
+		case -ECONNRESET:
+			return O2_HS_REMOTE_DROPPED;
+		default:
+			break;
+		}
+	}
+	switch (status) {
+	case 0:
+		return O2_HS_OK;
+	case -EINTR:
+		return O2_HS_LOCAL_INTERRUPT;
+	case -ENETDOWN:
+	case -ENODEV:
+	case -ESHUTDOWN:
+		return O2_HS_LOCAL_DROPPED;
+	case -ECONNABORTED:
+		return O2_HS_LOCAL_ABORTED;
+	case -EHOSTUNREACH:
+	case -ENETUNREACH:
+		return O2_HS_LOCAL_NO_ROUTE;
+	case -ETIMEDOUT:
+		return phase == O2_TXP_POSTED ? O2_HS_NETWORK_TIMEOUT :
+			O2_HS_LOCAL_TIMEOUT;
+	case -ECONNREFUSED:
+	case -ECONNRESET:
+	case -EIO:
+		return O2_HS_REMOTE_DROPPED;
+	case -EPROTO:
+	case -EBADMSG:
+	case -EREMOTEIO:
+		return O2_HS_REMOTE_ERROR;
+	default:
+		return O2_HS_LOCAL_ERROR;
+	}
+}
+
+/**
+ * o2_hstatus_blame() - whose health a status lowers
+ * @hs: the class
+ *
+ * As LNet's lnet_health_check(): local classes lower the local NI's,
+ * remote ones the peer NID's, a network timeout both.
+ *
+ * Return: O2_BLAME_LOCAL and/or O2_BLAME_REMOTE, 0 for O2_HS_OK.
+ */
+unsigned int o2_hstatus_blame(enum o2_hstatus hs)
+{
+	switch (hs) {
+	case O2_HS_OK:
+	case O2_HS_COUNT:
+		return 0;
+	case O2_HS_REMOTE_ERROR:
+	case O2_HS_REMOTE_DROPPED:
+	case O2_HS_REMOTE_TIMEOUT:
+		return O2_BLAME_REMOTE;
+	case O2_HS_NETWORK_TIMEOUT:
+		return O2_BLAME_LOCAL | O2_BLAME_REMOTE;
+	default:
+		return O2_BLAME_LOCAL;
+	}
+}
+
+/**
+ * o2_hstatus_resend() - whether a message that ended so may be resent
+ * @hs: the class
+ *
+ * As LNet: the local failures but a local error, and a remote drop; a
+ * message the peer answered with an error, or that may have arrived
+ * (a timeout on the wire), is not sent twice.
+ *
+ * Return: true if another path may carry it.
+ */
+bool o2_hstatus_resend(enum o2_hstatus hs)
+{
+	switch (hs) {
+	case O2_HS_LOCAL_INTERRUPT:
+	case O2_HS_LOCAL_DROPPED:
+	case O2_HS_LOCAL_ABORTED:
+	case O2_HS_LOCAL_NO_ROUTE:
+	case O2_HS_LOCAL_TIMEOUT:
+	case O2_HS_REMOTE_DROPPED:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/**
+ * o2_hstatus_name() - LNet's name of a class, for the logs and views
+ * @hs: the class
+ *
+ * Return: a static string.
+ */
+const char *o2_hstatus_name(enum o2_hstatus hs)
+{
+	static const char *const names[O2_HS_COUNT] = {
+		[O2_HS_OK] = "ok",
+		[O2_HS_LOCAL_INTERRUPT] = "local_interrupt",
+		[O2_HS_LOCAL_DROPPED] = "local_dropped",
+		[O2_HS_LOCAL_ABORTED] = "local_aborted",
+		[O2_HS_LOCAL_NO_ROUTE] = "local_no_route",
+		[O2_HS_LOCAL_ERROR] = "local_error",
+		[O2_HS_LOCAL_TIMEOUT] = "local_timeout",
+		[O2_HS_REMOTE_ERROR] = "remote_error",
+		[O2_HS_REMOTE_DROPPED] = "remote_dropped",
+		[O2_HS_REMOTE_TIMEOUT] = "remote_timeout",
+		[O2_HS_NETWORK_TIMEOUT] = "network_timeout",
+	};
+
+	return (unsigned int)hs < O2_HS_COUNT ? names[hs] : "?";
+}
+
+/**
+ * o2_mr_pick() - the best of @n candidates, as LNet orders them
+ * @c: the candidates
+ * @n: how many
+ * @cursor: in/out: the round-robin position; the scan starts there and
+ *	the next one starts after the pick
+ *
+ * Among the usable ones: the highest health, then the most credits; of
+ * equals, the first from @cursor on, so equal candidates take turns.
+ *
+ * Return: the index picked, or -1 when none is usable.
+ */
+int o2_mr_pick(const struct o2_mr_cand *c, int n, u32 *cursor)
+{
+	int best = -1, k;
+
+	if (n <= 0)
+		return -1;
+	for (k = 0; k < n; k++) {
+		int i = (int)((*cursor + k) % (u32)n);
+
+		if (!c[i].usable)
+			continue;
+		if (best < 0 || c[i].health > c[best].health ||
+		    (c[i].health == c[best].health &&
+		     c[i].credits > c[best].credits))
+			best = i;
+	}
+	if (best >= 0)
+		*cursor = (u32)best + 1;
+	return best;
+}

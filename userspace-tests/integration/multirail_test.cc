@@ -1,0 +1,267 @@
+// Multi-Rail peers, discovery and push between o2lnd nodes (issue 19), on
+// two guests joined by two rails ("rails": eth0 192.168.1.0/24 and eth1
+// 192.168.2.0/24, an RDMA device on each), each loaded with both
+// interfaces as NIs of one network, networks="o2ib0(eth0,eth1)":
+//
+//   - both NIs of a node answer, and a ping lists every NID of the peer;
+//   - `o2ctl discover` learns all the peer's NIDs (primary first, Multi-
+//     Rail, discovery) and pushes ours, which the peer ACKs and learns;
+//     discovering by the second NID finds the same peer;
+//   - a rail whose RDMA device goes away (`rdma link delete`) is pushed to
+//     the peers as down, and as up once the device is back;
+//   - LNet Health: RPCs that fail on one rail lower the health of its local
+//     NI or of the peer's NID; once the rail works again the recovery
+//     pings bring both back to full health, and traffic takes both rails;
+//   - selftest bulk RPCs to a discovered Multi-Rail peer go over both rails
+//     in turns (each NI's sends, each peer NID's `selected`), checked end
+//     to end; and the same RPCs pinned to one rail (--from) beside them,
+//     for the two-rail figure (under TCG both guests share the host's
+//     cores, so it says what the rails add here, not on hardware).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fixture.h"
+
+namespace o2it {
+namespace {
+
+constexpr const char* kNet = "o2ib0(eth0,eth1)";
+constexpr const char* kG1a = "192.168.1.1@o2ib0";
+constexpr const char* kG1b = "192.168.2.1@o2ib0";
+constexpr const char* kG2a = "192.168.1.2@o2ib0";
+constexpr const char* kG2b = "192.168.2.2@o2ib0";
+
+O2_SUITE_CLASS(
+    MultiRail, "rails",
+    // Each test leaves both devices present, whatever it did.
+    void TearDown() override {
+      if (bed().tb() != nullptr) {
+        for (const char* n : {"g1", "g2"}) {
+          Guest& g = guest(n);
+          if (g.alive()) run(g, restore_rail1_cmd(), 30);
+        }
+      }
+      TopologyTest::TearDown();
+    }
+
+    static std::string restore_rail1_cmd() {
+      const std::string dev = rdma_dev(1);
+      return "rdma link show " + dev + "/1 >/dev/null 2>&1 || rdma link add " + dev + " type " +
+             transport() + " netdev eth1";
+    }
+
+    void load_both(const std::string& params = "") {
+      for (const char* n : {"g1", "g2"}) {
+        RunResult r = params.empty() ? insmod(guest(n), kNet) : insmod_with(guest(n), kNet, params);
+        ASSERT_TRUE(r.ok()) << n << ": " << r.out << bed().test_log();
+      }
+    }
+
+    // Messages sent by each o2ib NI of `g` (net show -v), by NID.
+    std::map<std::string, int64_t>
+        sends(Guest& g) {
+          std::map<std::string, int64_t> out;
+          for (const auto& ni : parse_net_nis(o2ctl(g, "net show -v").out)) {
+            if (field(ni, "net type") == "o2ib0")
+              out[field(ni, "nid")] = need(ni, "statistics.send_count");
+          }
+          return out;
+        }
+
+    // The health value of g's NI `nid` (net show -v), -1 if not listed.
+    int64_t ni_health(Guest& g, const std::string& nid) {
+      for (const auto& ni : parse_net_nis(o2ctl(g, "net show -v").out)) {
+        if (field(ni, "nid") == nid) return need(ni, "health stats.health value");
+      }
+      return -1;
+    }
+
+    // `o2ctl peer list NID` on `g`, polled (every 0.5 s, at most `seconds`)
+    // until its one entry has `key` == `want`; the last entry either way.
+    Record wait_lpeer(Guest& g, const std::string& nid, const std::string& key,
+                      const std::string& want, int seconds) {
+      Record last;
+      for (int i = 0; i < seconds * 2; i++) {
+        RunResult r = o2ctl(g, "peer list " + nid);
+        auto v = parse_yaml_list(r.out, "peer");
+        if (v.size() == 1) {
+          last = v[0];
+          if (field(last, key) == want) break;
+        }
+        usleep(500 * 1000);
+      }
+      return last;
+    });
+
+TEST_F(MultiRail, BothRailsAreNisOfOneNetworkAndAPingListsThemAll) {
+  ASSERT_NO_FATAL_FAILURE(load_both());
+  auto nis = parse_net_nis(o2ctl(guest("g1"), "net show").out);
+  int up = 0;
+  for (const auto& ni : nis) {
+    if (field(ni, "net type") == "o2ib0" && field(ni, "status") == "up") up++;
+  }
+  EXPECT_EQ(up, 2) << "g1 should have two NIs on o2ib0";
+  for (const char* target : {kG2a, kG2b}) {
+    RunResult p = o2ctl(guest("g1"), std::string("ping ") + target + " --timeout 20", 60);
+    ASSERT_TRUE(p.ok()) << target << ": " << p.out;
+    EXPECT_NE(p.out.find(std::string("12345-") + kG2a), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find(std::string("12345-") + kG2b), std::string::npos) << p.out;
+  }
+}
+
+TEST_F(MultiRail, DiscoveryLearnsEveryNidAndThePeerLearnsOursFromThePush) {
+  ASSERT_NO_FATAL_FAILURE(load_both());
+  RunResult d = o2ctl(guest("g1"), std::string("discover ") + kG2a + " --timeout 20", 60);
+  ASSERT_TRUE(d.ok()) << d.out;
+  auto v = parse_yaml_list(d.out, "discover");
+  ASSERT_EQ(v.size(), 1U) << d.out;
+  EXPECT_EQ(field(v[0], "primary nid"), kG2a) << d.out;
+  EXPECT_EQ(field(v[0], "Multi-Rail"), "true") << d.out;
+  EXPECT_EQ(field(v[0], "discovery"), "true") << d.out;
+  EXPECT_EQ(field(v[0], "pushed"), "true") << d.out;
+  EXPECT_EQ(field(v[0], "nids"), "2") << d.out;
+  EXPECT_EQ(field(v[0], "peer ni.0.nid"), kG2a) << d.out;
+  EXPECT_EQ(field(v[0], "peer ni.1.nid"), kG2b) << d.out;
+  EXPECT_EQ(field(v[0], "peer ni.1.state"), "up") << d.out;
+  // g2 learned g1, both NIDs, from g1's push
+  Record p = wait_lpeer(guest("g2"), kG1b, "pushed to us", "true", 10);
+  EXPECT_EQ(field(p, "primary nid"), kG1a);
+  EXPECT_EQ(field(p, "pushed to us"), "true");
+  EXPECT_EQ(field(p, "Multi-Rail"), "true");
+  EXPECT_EQ(field(p, "peer ni.1.nid"), kG1b);
+}
+
+TEST_F(MultiRail, DiscoveryByTheSecondNidFindsTheSamePeer) {
+  ASSERT_NO_FATAL_FAILURE(load_both());
+  RunResult d = o2ctl(guest("g1"), std::string("discover ") + kG2b + " --timeout 20", 60);
+  ASSERT_TRUE(d.ok()) << d.out;
+  auto v = parse_yaml_list(d.out, "discover");
+  ASSERT_EQ(v.size(), 1U) << d.out;
+  EXPECT_EQ(field(v[0], "primary nid"), kG2a) << d.out;
+  EXPECT_EQ(field(v[0], "peer ni.1.nid"), kG2b) << d.out;
+  RunResult all = o2ctl(guest("g1"), "peer list");
+  EXPECT_EQ(parse_yaml_list(all.out, "peer").size(), 1U) << "the two NIDs of g2 are one peer:\n"
+                                                         << all.out;
+}
+
+TEST_F(MultiRail, ARailThatGoesDownAndComesBackIsPushedToThePeer) {
+  ASSERT_NO_FATAL_FAILURE(load_both());
+  RunResult d = o2ctl(guest("g1"), std::string("discover ") + kG2a + " --timeout 20", 60);
+  ASSERT_TRUE(d.ok()) << d.out;
+  // g2 learns g1 (and that it takes pushes) from g1's push
+  Record p = wait_lpeer(guest("g2"), kG1a, "pushed to us", "true", 10);
+  ASSERT_EQ(field(p, "pushed to us"), "true");
+  ASSERT_TRUE(run(guest("g2"), "rdma link delete " + rdma_dev(1)).ok());
+  Record down = wait_lpeer(guest("g1"), kG2a, "peer ni.1.state", "down", 15);
+  EXPECT_EQ(field(down, "peer ni.1.nid"), kG2b);
+  EXPECT_EQ(field(down, "peer ni.1.state"), "down")
+      << "g2's push did not tell g1 that its second rail went down";
+  EXPECT_EQ(field(down, "peer ni.0.state"), "up");
+  ASSERT_TRUE(run(guest("g2"), restore_rail1_cmd()).ok());
+  Record up = wait_lpeer(guest("g1"), kG2a, "peer ni.1.state", "up", 20);
+  EXPECT_EQ(field(up, "peer ni.1.state"), "up")
+      << "g2's push did not tell g1 that its second rail came back";
+  // and the rail carries traffic again
+  RunResult ping = o2ctl(guest("g1"), std::string("ping ") + kG2b + " --timeout 20", 60);
+  EXPECT_TRUE(ping.ok()) << ping.out;
+}
+
+TEST_F(MultiRail, AFailedRailIsProbedBackToFullHealthAndCarriesTrafficAgain) {
+  // timeout=10: a message that cannot get a connection fails after 10 s
+  ASSERT_NO_FATAL_FAILURE(load_both("timeout=10"));
+  RunResult d = o2ctl(guest("g1"), std::string("discover ") + kG2a + " --timeout 20", 60);
+  ASSERT_TRUE(d.ok()) << d.out;
+  // g2's second rail loses its device: RPCs pinned to that rail fail
+  ASSERT_TRUE(run(guest("g2"), "rdma link delete " + rdma_dev(1)).ok());
+  RunResult fail = o2ctl(guest("g1"),
+                         std::string("selftest brw write ") + kG2b + " --from " + kG1b +
+                             " --size 4K --concurrency 1 --count 2 --timeout 4000 -y",
+                         120);
+  EXPECT_NE(fail.status, 0) << "RPCs over a rail without its device succeeded:\n" << fail.out;
+  // their messages fail at their deadline, having found no connection: a
+  // network timeout (o2iblnd's class), which lowers the peer NID's health
+  int64_t nid_low = 1000;
+  for (int i = 0; i < 60 && nid_low == 1000; i++) {
+    nid_low = need(wait_lpeer(guest("g1"), kG2a, "nids", "2", 1), "peer ni.1.health value");
+    if (nid_low == 1000) usleep(500 * 1000);
+  }
+  figure("failed_rail_peer_nid_health", std::to_string(nid_low));
+  EXPECT_LT(nid_low, 1000) << "the failed messages did not lower the peer NID's health";
+  // the rail heals: the recovery pings bring both back to full health
+  ASSERT_TRUE(run(guest("g2"), restore_rail1_cmd()).ok());
+  int64_t ni_h = -1;
+  int64_t nid_h = -1;
+  std::string state;
+  auto healed = [&] { return ni_h == 1000 && nid_h == 1000 && state == "up"; };
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 90 && !healed(); i++) {
+    ni_h = ni_health(guest("g1"), kG1b);
+    Record r = wait_lpeer(guest("g1"), kG2a, "nids", "2", 1);
+    nid_h = need(r, "peer ni.1.health value");
+    state = field(r, "peer ni.1.state");
+    if (!healed()) usleep(500 * 1000);
+  }
+  figure(
+      "failed_rail_back_to_full_health_s",
+      std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+  EXPECT_EQ(ni_h, 1000) << "g1's second NI did not get back to full health";
+  EXPECT_EQ(nid_h, 1000) << "g2's second NID did not get back to full health";
+  EXPECT_EQ(state, "up") << "g2 did not push its second NID up";
+  // and Multi-Rail sends to the healed rail again
+  const int64_t before = need(wait_lpeer(guest("g1"), kG2a, "nids", "2", 1), "peer ni.1.selected");
+  Selftest st = parse_selftest(
+      o2ctl(guest("g1"),
+            std::string("selftest brw write ") + kG2a + " --size 64K --check --count 40 -y", 120));
+  EXPECT_EQ(st.at("errors.total"), 0) << st.text();
+  const int64_t after = need(wait_lpeer(guest("g1"), kG2a, "nids", "2", 1), "peer ni.1.selected");
+  EXPECT_GE(after - before, 10) << "the healed rail took " << after - before << " of 40 RPCs";
+}
+
+TEST_F(MultiRail, BulkToAMultiRailPeerUsesBothRailsInTurns) {
+  ASSERT_NO_FATAL_FAILURE(load_both());
+  RunResult d = o2ctl(guest("g1"), std::string("discover ") + kG2a + " --timeout 20", 60);
+  ASSERT_TRUE(d.ok()) << d.out;
+  auto before = sends(guest("g1"));
+  Selftest both = parse_selftest(o2ctl(guest("g1"),
+                                       std::string("selftest brw write ") + kG2a +
+                                           " --size 1M --check --concurrency 8 --duration 5 -y",
+                                       120));
+  ASSERT_EQ(both.error, "") << both.text();
+  auto after = sends(guest("g1"));
+  EXPECT_EQ(both.at("errors.total"), 0) << both.text();
+  EXPECT_EQ(both.at("errors.verify"), 0) << both.text();
+  for (const char* nid : {kG1a, kG1b}) {
+    EXPECT_GT(after[nid] - before[nid], 0.3 * both.at("rpcs"))
+        << nid << " carried too few of the RPCs' messages: " << after[nid] - before[nid] << " of "
+        << both.at("rpcs") << " RPCs";
+  }
+  Record p = wait_lpeer(guest("g1"), kG2a, "nids", "2", 1);
+  const int64_t sel0 = need(p, "peer ni.0.selected");
+  const int64_t sel1 = need(p, "peer ni.1.selected");
+  EXPECT_GT(sel0, 0);
+  EXPECT_GT(sel1, 0);
+  EXPECT_LE(std::abs(sel0 - sel1), 1 + (sel0 + sel1) / 10)
+      << "equal rails should take turns: " << sel0 << " vs " << sel1;
+  // the same RPCs pinned to the first rail, in the same boot
+  Selftest one = parse_selftest(
+      o2ctl(guest("g1"),
+            std::string("selftest brw write ") + kG2a +
+                " --size 1M --check --concurrency 8 --duration 5 --from " + kG1a + " -y",
+            120));
+  ASSERT_EQ(one.error, "") << one.text();
+  EXPECT_EQ(one.at("errors.total"), 0) << one.text();
+  figure("two_rails_mib_per_s", std::to_string(both.at("mib_per_s")));
+  figure("one_rail_mib_per_s", std::to_string(one.at("mib_per_s")));
+  if (one.at("mib_per_s") > 0) {
+    figure("two_rails_over_one", std::to_string(both.at("mib_per_s") / one.at("mib_per_s")));
+  }
+}
+
+}  // namespace
+}  // namespace o2it
