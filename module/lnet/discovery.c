@@ -405,6 +405,17 @@ struct o2_ni *o2_lnet_select(u64 nid, u64 src_nid, u64 *dest, int *rc)
 	return o2_ni_for(nid, src_nid, rc);
 }
 
+/* NIs on @ni's network: the rails a message may take */
+static int o2_ni_rails(struct o2_ni *ni)
+{
+	struct o2_ni *n;
+	int rails = 0;
+
+	list_for_each_entry(n, &o2_nis, list)
+		rails += o2_nid_net(n->nid) == o2_nid_net(ni->nid);
+	return rails;
+}
+
 #define O2_PROBE_GAP_MAX	60	/* seconds between recovery pings, at most */
 #define O2_PROBES_PER_RUN	8	/* recovery pings of one run, at most */
 #define O2_PROBE_TIMEOUT_MS	1000
@@ -417,12 +428,15 @@ static void o2_probe_backoff(unsigned long *at, u32 *gap)
 }
 
 /*
- * LNet Health's recovery: every unhealthy peer NID and local NI is pinged
- * (a peer NID from the NI toward it, a local NI by a ping of its own NID
- * through it, as LNet does), each at most once per its gap, which doubles
- * up to a minute while it stays unhealthy.  A ping that gets through
- * raises its health (o2_peer_health(), o2_health_note()), so a rail that
- * healed gets its traffic back; one that did not costs a ping a minute.
+ * LNet Health's recovery, where health steers a choice: on a network with
+ * several local NIs, and for Multi-Rail peers with several NIDs.  Every
+ * unhealthy such peer NID is pinged from the NI toward it, at most once
+ * per its gap, which doubles up to a minute while it stays unhealthy; a
+ * ping that gets through raises its health (o2_peer_health()), so a rail
+ * that healed gets its traffic back.  An unhealthy local NI that is up
+ * (it has its device) gains health once per its gap: a ping of its own
+ * NID, as LNet sends, would open a connection to ourselves.  Nothing is
+ * probed for a single-rail node or peer, whose health chooses nothing.
  */
 static void o2_recovery_work_fn(struct work_struct *work)
 {
@@ -442,15 +456,17 @@ static void o2_recovery_work_fn(struct work_struct *work)
 		return;
 	}
 	list_for_each_entry(ni, &o2_nis, list) {
-		if (n < O2_PROBES_PER_RUN && READ_ONCE(ni->up) &&
+		/* o2_ni_health() takes no lock */
+		if (READ_ONCE(ni->up) && o2_ni_rails(ni) > 1 &&
 		    atomic_read(&ni->health) < O2_HEALTH_MAX &&
 		    time_after_eq(jiffies, ni->probe_at)) {
 			o2_probe_backoff(&ni->probe_at, &ni->probe_gap);
-			probe[n].nid = ni->nid;
-			probe[n++].src = ni->nid;
+			o2_ni_health(ni, true);
 		}
 	}
 	list_for_each_entry(lp, &o2_lpeers, list) {
+		if (lp->n < 2 || !(lp->flags & O2LND_LPEER_F_MULTI_RAIL))
+			continue;
 		for (k = 0; k < lp->n && n < O2_PROBES_PER_RUN; k++) {
 			struct o2_lpeer_nid *e = &lp->nids[k];
 

@@ -51,7 +51,7 @@ o2lnd_ioc_lpeer single_peer() {
   return p;
 }
 
-class LnetPeerTest : public testing::O2ctlTest {
+class LnetPeerTest : public test_support::O2ctlTest {
  protected:
   void SetUp() override {
     kernel_->nis = {make_ni(O2LND_LO_NID, "lo", ""), make_ni(kLocal, "o2ib0", "eth0")};

@@ -16,7 +16,7 @@
 #include "o2lnd/backend.h"
 #include "o2lnd/device.h"
 
-namespace o2ctl::testing {
+namespace o2ctl::test_support {
 
 class O2ctlTest : public ::testing::Test {
  protected:
@@ -45,6 +45,7 @@ class O2ctlTest : public ::testing::Test {
     EXPECT_EQ(o2ctl(std::move(args)), kExitOk) << err_.str();
     return out_.str();
   }
+  [[nodiscard]] std::string out() const { return out_.str(); }
   [[nodiscard]] std::string err() const { return err_.str(); }
 
   std::shared_ptr<o2lnd::testing::FakeKernel> kernel_ =
@@ -53,4 +54,4 @@ class O2ctlTest : public ::testing::Test {
   std::ostringstream err_;
 };
 
-}  // namespace o2ctl::testing
+}  // namespace o2ctl::test_support

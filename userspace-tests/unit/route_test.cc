@@ -20,6 +20,7 @@
 #include "fake_kernel.h"
 #include "o2ctl/cli.h"
 #include "o2ctl/format.h"
+#include "o2ctl_fixture.h"
 #include "o2ctl_yaml/schema.h"
 #include "o2lnd/backend.h"
 #include "o2lnd/device.h"
@@ -48,7 +49,7 @@ constexpr std::uint32_t kTcp3 = 0x00020003U;
 constexpr std::uint64_t kMax = UINT64_MAX;
 const std::string kAbi = std::to_string(O2LND_ABI_VERSION);
 
-class RouteTest : public ::testing::Test {
+class RouteTest : public test_support::O2ctlTest {
  protected:
   void SetUp() override {
     kernel_->nis = {make_ni(O2LND_LO_NID, "lo", ""), make_ni(kLocal, "o2ib0", "eth0")};
@@ -86,33 +87,6 @@ class RouteTest : public ::testing::Test {
     r.dropped_error = 5;
     kernel_->routing = r;
   }
-
-  o2lnd::Device attach_ok() {
-    auto dev = o2lnd::Device::attach(std::make_unique<FakeBackend>(kernel_), "o2ctl");
-    EXPECT_TRUE(dev.ok()) << dev.error().message;
-    return std::move(*dev);
-  }
-
-  int o2ctl(std::vector<std::string_view> args) {
-    out_.str("");
-    err_.str("");
-    Env env{out_, err_,
-            [this](const std::string&) -> o2lnd::Result<std::unique_ptr<o2lnd::Backend>> {
-              ++kernel_->opens;
-              return std::unique_ptr<o2lnd::Backend>(std::make_unique<FakeBackend>(kernel_));
-            }};
-    return run(args, env);
-  }
-  // o2ctl's output for `args`; fails the test when it does not exit 0.
-  std::string output(std::vector<std::string_view> args) {
-    EXPECT_EQ(o2ctl(std::move(args)), kExitOk) << err_.str();
-    return out_.str();
-  }
-  [[nodiscard]] std::string err() const { return err_.str(); }
-
-  std::shared_ptr<FakeKernel> kernel_ = std::make_shared<FakeKernel>();
-  std::ostringstream out_;
-  std::ostringstream err_;
 };
 
 #define EXPECT_SHAPE(shape, text) EXPECT_TRUE((shape).check.ok()) << (shape).check.str() << (text)

@@ -23,6 +23,7 @@
 
 #include "fake_kernel.h"
 #include "o2ctl/cli.h"
+#include "o2ctl_fixture.h"
 #include "o2ctl_yaml/schema.h"
 #include "o2lnd/backend.h"
 #include "o2lnd/nid.h"
@@ -286,27 +287,7 @@ TEST(SelftestFormat, TheSchemaCatchesInconsistentReports) {
 
 // ---- the command line on the fake kernel ---------------------------------------------
 
-class SelftestCliTest : public ::testing::Test {
- protected:
-  int o2ctl(std::vector<std::string_view> args) {
-    out_.str("");
-    err_.str("");
-    Env env{out_, err_,
-            [this](const std::string&) -> o2lnd::Result<std::unique_ptr<o2lnd::Backend>> {
-              ++kernel_->opens;
-              return std::unique_ptr<o2lnd::Backend>(
-                  std::make_unique<o2lnd::testing::FakeBackend>(kernel_));
-            }};
-    return run(args, env);
-  }
-  std::string out() const { return out_.str(); }
-  std::string err() const { return err_.str(); }
-
-  std::shared_ptr<o2lnd::testing::FakeKernel> kernel_ =
-      std::make_shared<o2lnd::testing::FakeKernel>();
-  std::ostringstream out_;
-  std::ostringstream err_;
-};
+class SelftestCliTest : public test_support::O2ctlTest {};
 
 TEST_F(SelftestCliTest, PingsThatTimeOutCountAsExpiredAndExit1) {
   kernel_->on_ping = [](o2lnd_ioc_ping&) { return ETIMEDOUT; };

@@ -597,19 +597,8 @@ Result<LnetPeer> Device::lpeer_of(Nid nid) {
 }
 
 Result<std::vector<LnetPeer>> Device::lpeers() {
-  std::vector<LnetPeer> out;
-  for (std::uint32_t i = 0; i < kMaxItems; ++i) {
-    auto p = lpeer_show(i);
-    if (!p) {
-      if (p.error().errnum == ENOENT) {
-        return out;
-      }
-      return p.error();
-    }
-    out.push_back(std::move(*p));
-  }
-  return Error{EPROTO,
-               "O2LND_IOC_LPEER_SHOW: no end after " + std::to_string(kMaxItems) + " entries"};
+  return walk<LnetPeer>([this](std::uint32_t i) { return lpeer_show(i); }, kMaxItems,
+                        "O2LND_IOC_LPEER_SHOW");
 }
 
 Result<LnetPeer> Device::discover(Nid nid, std::chrono::milliseconds timeout) {
