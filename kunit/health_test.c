@@ -133,6 +133,33 @@ static void only_what_cannot_have_arrived_is_resent(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, o2_hstatus_name(O2_HS_COUNT), "?");
 }
 
+/*
+ * An RPC is sent again when its path broke under it (its connection, our
+ * NI, the peer's HCA), up to retry_count; never once answered with an
+ * error, timed out, interrupted, or while the module stops.
+ */
+static void an_rpc_is_resent_only_when_its_path_failed(struct kunit *test)
+{
+	static const int resent[] = { -ECONNABORTED, -EIO, -ECONNRESET,
+				      -ENETDOWN, -ENODEV, -ECONNREFUSED };
+	static const int kept[] = { 0, -ETIMEDOUT, -EINTR, -ESHUTDOWN,
+				    -ECANCELED, -EBADMSG, -EPROTO, -EREMOTEIO,
+				    -ENOMEM, -ENOBUFS, -EINVAL };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(resent); i++) {
+		KUNIT_EXPECT_TRUE_MSG(test, o2_rpc_may_resend(resent[i], 0, 2),
+				      "errno %d", resent[i]);
+		KUNIT_EXPECT_TRUE(test, o2_rpc_may_resend(resent[i], 1, 2));
+		/* retry_count bounds it; 0 (or health off) sends once */
+		KUNIT_EXPECT_FALSE(test, o2_rpc_may_resend(resent[i], 2, 2));
+		KUNIT_EXPECT_FALSE(test, o2_rpc_may_resend(resent[i], 0, 0));
+	}
+	for (i = 0; i < ARRAY_SIZE(kept); i++)
+		KUNIT_EXPECT_FALSE_MSG(test, o2_rpc_may_resend(kept[i], 0, 16),
+				       "errno %d", kept[i]);
+}
+
 /* ---------------------------------------------------------- Multi-Rail */
 
 static void equal_candidates_take_turns(struct kunit *test)
@@ -321,6 +348,7 @@ static struct kunit_case o2_health_cases[] = {
 	KUNIT_CASE(a_failed_connect_is_classed_as_o2iblnd_classes_it),
 	KUNIT_CASE(local_classes_blame_the_ni_remote_ones_the_peer),
 	KUNIT_CASE(only_what_cannot_have_arrived_is_resent),
+	KUNIT_CASE(an_rpc_is_resent_only_when_its_path_failed),
 	KUNIT_CASE(equal_candidates_take_turns),
 	KUNIT_CASE(the_healthiest_wins_then_the_most_credits),
 	KUNIT_CASE(an_unusable_candidate_is_never_picked),

@@ -148,6 +148,27 @@ bool o2_hstatus_resend(enum o2_hstatus hs)
 }
 
 /**
+ * o2_rpc_may_resend() - may an RPC whose attempt ended so be sent again?
+ * @status: how the attempt ended (0 or an errno, o2_hstatus_of()'s)
+ * @resends: times it was sent again already
+ * @retry_count: the retry_count parameter
+ *
+ * As LNet resends a message (o2_hstatus_resend()), within retry_count;
+ * never when the caller stops it (a signal, the module unloading) or its
+ * time is up: a timeout on the wire may have arrived, and the RPC's own
+ * deadline is the transaction's.
+ *
+ * Return: true if another attempt may be made.
+ */
+bool o2_rpc_may_resend(int status, int resends, int retry_count)
+{
+	if (!status || resends >= retry_count || status == -EINTR ||
+	    status == -ESHUTDOWN || status == -ETIMEDOUT)
+		return false;
+	return o2_hstatus_resend(o2_hstatus_of(status, O2_TXP_POSTED));
+}
+
+/**
  * o2_hstatus_name() - LNet's name of a class, for the logs and views
  * @hs: the class
  *

@@ -68,6 +68,7 @@ u32 o2_health_inc(u32 health, u32 sensitivity);
 enum o2_hstatus o2_hstatus_of(int status, enum o2_tx_phase phase);
 unsigned int o2_hstatus_blame(enum o2_hstatus hs);
 bool o2_hstatus_resend(enum o2_hstatus hs);
+bool o2_rpc_may_resend(int status, int resends, int retry_count);
 const char *o2_hstatus_name(enum o2_hstatus hs);
 int o2_mr_pick(const struct o2_mr_cand *c, int n, u32 *cursor);
 

@@ -42,8 +42,12 @@ static int __init o2_init(void)
 	    o2_check_param("cksum", o2_cksum_param, 0, 1) ||
 	    o2_check_param("reg_pairs", o2_reg_pairs, -1, 1) ||
 	    o2_check_param("health_sensitivity", o2_health_sensitivity, 0,
-			   O2LND_HEALTH_MAX))
+			   O2LND_HEALTH_MAX) ||
+	    o2_check_param("retry_count", o2_retry_count, 0, O2_RETRY_MAX))
 		return -EINVAL;
+	/* as LNet: with health off, nothing is resent */
+	if (!o2_health_sensitivity)
+		o2_retry_count = 0;
 	if (o2_tunables_check(&t, why, sizeof(why))) {
 		pr_err("o2lnd: %s\n", why);
 		return -EINVAL;

@@ -118,6 +118,7 @@
 #define O2_ADDR_RETRIES		4
 #define O2_RESOLVE_TIMEOUT_MS	5000
 #define O2_MAX_NETS		16
+#define O2_RETRY_MAX		16	/* retry_count's largest value */
 /* a conn that received a message gets ESTABLISHED within this, or closes */
 #define O2_ESTABLISH_GRACE	(2 * HZ)
 
@@ -135,5 +136,6 @@ extern int o2_ntx;
 extern int o2_keepalive;
 extern int o2_cksum_param;
 extern int o2_health_sensitivity;
+extern int o2_retry_count;
 
 #endif /* _O2LND_H */

@@ -65,6 +65,11 @@ module_param_named(reg_pairs, o2_reg_pairs, int, 0444);
 MODULE_PARM_DESC(reg_pairs,
 		 "post each memory registration as LOCAL_INV + REG_MR of one key, which a device that replays local work requests on retransmission needs (-1: on rdma_rxe only, 0: never, 1: always)");
 
+int o2_retry_count = 2;
+module_param_named(retry_count, o2_retry_count, int, 0444);
+MODULE_PARM_DESC(retry_count,
+		 "LNet's retry_count: times a message whose path failed is sent again, on another path where there is one, within its deadline (0..16; health_sensitivity=0 makes it 0, as LNet)");
+
 int o2_health_sensitivity = 100;
 module_param_named(health_sensitivity, o2_health_sensitivity, int, 0444);
 MODULE_PARM_DESC(health_sensitivity,

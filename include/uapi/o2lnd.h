@@ -71,7 +71,7 @@
 #include <linux/ioctl.h>
 #include "o2lnd_counters.h"
 
-#define O2LND_ABI_VERSION	7
+#define O2LND_ABI_VERSION	8
 #define O2LND_ABI_VERSION_MIN	5	/* the oldest ABI the module accepts */
 #define O2LND_IOC_MAX_SIZE	4096	/* larger hdr.size: -E2BIG */
 #define O2LND_DEV_NAME		"o2lnd"		/* /dev/o2lnd */
@@ -235,6 +235,9 @@ struct o2lnd_ioc_ping {
  *	RDMA error, verification)
  * @health: out (ABI 7): the NI's LNet health, 0..O2LND_HEALTH_MAX
  * @pad3: out: 0
+ * @resend_count: out (ABI 8): messages sent again after their path failed
+ *	(a broken connection, a dropped Send, our NI gone), as LNet resends
+ *	them, up to the retry_count parameter
  */
 struct o2lnd_ioc_net {
 	struct o2lnd_ioc_hdr hdr;
@@ -281,6 +284,8 @@ struct o2lnd_ioc_net {
 
 	__u32 health;
 	__u32 pad3;
+
+	O2LND_NI_COUNTERS_TAIL(O2LND_COUNTER_FIELD)
 };
 
 /*
@@ -849,6 +854,7 @@ struct o2lnd_ioc_lpeer {
 #define O2LND_IOC_ROUTING_SIZE_VER0	168
 #define O2LND_IOC_LPEER_SIZE_VER0	576	/* ABI 7 */
 #define O2LND_IOC_NET_SIZE_VER1		376	/* ABI 7: health */
+#define O2LND_IOC_NET_SIZE_VER2		384	/* ABI 8: resend_count */
 
 #define O2LND_IOC_MAGIC		0xb2
 

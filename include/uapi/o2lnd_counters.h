@@ -53,10 +53,14 @@
 	  "payload bytes moved by RDMA write")				\
 	X(__u64, bulk_errors, stats, "bulk_errors",			\
 	  "bulk transfers failed (refused descriptor, NAK, RDMA error, verification)")
+#define O2LND_NI_COUNTERS_TAIL(X)					\
+	X(__u64, resend_count, stats, "resend_count",			\
+	  "messages sent again after their path failed (retry_count)")
 #define O2LND_NI_COUNTERS(X)						\
 	O2LND_NI_COUNTERS_ABI1(X)					\
 	O2LND_NI_COUNTERS_ABI3(X)					\
-	O2LND_NI_COUNTERS_ABI4(X)
+	O2LND_NI_COUNTERS_ABI4(X)					\
+	O2LND_NI_COUNTERS_TAIL(X)
 
 /*
  * Peer counters (struct o2lnd_ioc_peer).  view: verbose: `o2ctl peer show

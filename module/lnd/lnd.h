@@ -186,9 +186,8 @@ struct o2_bulk_owner {
  * @shutdown: module unload in progress
  * @health: its LNet Health, 0..O2_HEALTH_MAX: lowered by failures blamed
  *	on it, raised by successes, 0 while detached (lnet/discovery.c)
- * @probe_at: while it is unhealthy, jiffies of its next recovery ping
+ * @probe_at: while it is unhealthy, jiffies of its next recovery step
  *	(lnet/discovery.c, under its lock; set racily when health drops)
- * @probe_gap: seconds between its recovery pings (1, doubling to 60)
  * @tx_live: txs alive on this NI (bounded by o2_ntx; NOOPs not counted)
  * @tx_pool_lock: protects @tx_pool and @tx_pool_n (a leaf)
  * @tx_pool: released txs kept with their message buffers for reuse, so
@@ -226,7 +225,6 @@ struct o2_ni {
 	bool shutdown;
 	atomic_t health;
 	unsigned long probe_at;
-	u32 probe_gap;
 	atomic_t tx_live;
 	spinlock_t tx_pool_lock;	/* tx_pool, tx_pool_n */
 	struct list_head tx_pool;
@@ -254,6 +252,7 @@ struct o2_ni {
 		atomic64_t early_replies;
 		atomic64_t rdma_bytes;
 		atomic64_t bulk_errors;
+		atomic64_t resend_count;
 	} stats;
 };
 

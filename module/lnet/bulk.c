@@ -729,8 +729,15 @@ static int o2_bulk_rx_completion(struct o2_conn *conn, u8 type,
 		return -EPROTO;
 	}
 	if (type == O2_MSG_PUT_NAK) {
+		/*
+		 * A NAK without an error (o2iblnd: nothing matched the PUT)
+		 * is the peer's refusal, not a failed path: -ECANCELED, which
+		 * is never resent (o2_rpc_may_resend()), as LNet does not
+		 * resend a message its LND completed with a health status
+		 * of OK.
+		 */
 		o2_bulk_finish(b, m->status < 0 ? o2_remote_status(m->status) :
-						  -EIO);
+						  -ECANCELED);
 		o2_bulk_put(b);
 		return 0;
 	}

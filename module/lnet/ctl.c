@@ -53,9 +53,11 @@ static_assert(offsetof(struct o2lnd_ioc_peer, tx_timeouts) == 216);
 static_assert(offsetof(struct o2lnd_ioc_conn, keepalives) == 132);
 static_assert(offsetof(struct o2lnd_ioc_route, sent) == 48);
 static_assert(offsetof(struct o2lnd_ioc_routing, forwarded) == 112);
-static_assert(sizeof(struct o2lnd_ioc_net) == O2LND_IOC_NET_SIZE_VER1);
+static_assert(sizeof(struct o2lnd_ioc_net) == O2LND_IOC_NET_SIZE_VER2);
 static_assert(offsetof(struct o2lnd_ioc_net, health) ==
 	      O2LND_IOC_NET_SIZE_VER0);
+static_assert(offsetof(struct o2lnd_ioc_net, resend_count) ==
+	      O2LND_IOC_NET_SIZE_VER1);
 static_assert(sizeof(struct o2lnd_ioc_lpeer) == O2LND_IOC_LPEER_SIZE_VER0);
 static_assert(sizeof(struct o2lnd_peer_nid) == 32);
 static_assert(O2_PING_FEAT_MULTI_RAIL == O2LND_PING_FEAT_MULTI_RAIL);

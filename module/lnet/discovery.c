@@ -309,8 +309,7 @@ static void o2_ni_health(struct o2_ni *ni, bool ok)
 			return;
 	} while (!atomic_try_cmpxchg(&ni->health, &old, new));
 	if (old == O2_HEALTH_MAX) {
-		/* its first recovery ping in a second (racy, harmless) */
-		WRITE_ONCE(ni->probe_gap, 0);
+		/* its first recovery step in a second (racy, harmless) */
 		WRITE_ONCE(ni->probe_at, jiffies + HZ);
 	}
 }
@@ -344,6 +343,31 @@ void o2_health_note(struct o2_ni *ni, u64 nid, int status,
 		o2_ni_health(ni, false);
 	if (blame & O2_BLAME_REMOTE)
 		o2_lpeer_health(nid, false);
+}
+
+/**
+ * o2_lpeer_same() - are @a and @b NIDs of one node?
+ * @a: a NID
+ * @b: another
+ *
+ * An answer to a message may come from any NID of a Multi-Rail peer (its
+ * path was chosen anew after a failure, as LNet does).
+ *
+ * Return: true if @a == @b or one LNet peer lists both.
+ */
+bool o2_lpeer_same(u64 a, u64 b)
+{
+	struct o2_lpeer_nid *ea, *eb;
+	bool same;
+
+	if (a == b)
+		return true;
+	spin_lock(&o2_lpeers_lock);
+	ea = o2_lpeer_nid_find_locked(a);
+	eb = o2_lpeer_nid_find_locked(b);
+	same = ea && eb && ea->lp == eb->lp;
+	spin_unlock(&o2_lpeers_lock);
+	return same;
 }
 
 /**
@@ -431,12 +455,14 @@ static void o2_probe_backoff(unsigned long *at, u32 *gap)
  * LNet Health's recovery, where health steers a choice: on a network with
  * several local NIs, and for Multi-Rail peers with several NIDs.  Every
  * unhealthy such peer NID is pinged from the NI toward it, at most once
- * per its gap, which doubles up to a minute while it stays unhealthy; a
- * ping that gets through raises its health (o2_peer_health()), so a rail
- * that healed gets its traffic back.  An unhealthy local NI that is up
- * (it has its device) gains health once per its gap: a ping of its own
- * NID, as LNet sends, would open a connection to ourselves.  Nothing is
- * probed for a single-rail node or peer, whose health chooses nothing.
+ * per its gap, which doubles up to a minute while its pings fail; a ping
+ * that gets through raises its health (o2_peer_health()) and brings the
+ * gap back to a second, so a rail that healed climbs back to full health
+ * a step a second and gets its traffic back.  An unhealthy local NI that
+ * is up (it has its device) gains health once a second, as the ping of
+ * its own NID that LNet sends would (through its own device) and we do
+ * not (it would open a connection to ourselves).  Nothing is probed for a
+ * single-rail node or peer, whose health chooses nothing.
  */
 static void o2_recovery_work_fn(struct work_struct *work)
 {
@@ -460,7 +486,7 @@ static void o2_recovery_work_fn(struct work_struct *work)
 		if (READ_ONCE(ni->up) && o2_ni_rails(ni) > 1 &&
 		    atomic_read(&ni->health) < O2_HEALTH_MAX &&
 		    time_after_eq(jiffies, ni->probe_at)) {
-			o2_probe_backoff(&ni->probe_at, &ni->probe_gap);
+			ni->probe_at = jiffies + HZ;
 			o2_ni_health(ni, true);
 		}
 	}
@@ -486,9 +512,21 @@ static void o2_recovery_work_fn(struct work_struct *work)
 	if (!out)
 		return;
 	for (i = 0; i < n; i++) {
+		struct o2_lpeer_nid *e;
+
 		memset(out, 0, sizeof(*out));
 		out->max_ids = 1;
-		o2_ping(probe[i].nid, probe[i].src, O2_PROBE_TIMEOUT_MS, out);
+		if (o2_ping(probe[i].nid, probe[i].src, O2_PROBE_TIMEOUT_MS,
+			    out))
+			continue;
+		/* it answers: probe it again in a second, until healthy */
+		spin_lock(&o2_lpeers_lock);
+		e = o2_lpeer_nid_find_locked(probe[i].nid);
+		if (e) {
+			e->probe_gap = 0;
+			e->probe_at = jiffies + HZ;
+		}
+		spin_unlock(&o2_lpeers_lock);
 	}
 	kfree(out);
 }

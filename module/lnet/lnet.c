@@ -482,31 +482,94 @@ struct o2_ni *o2_ni_for(u64 nid, u64 src_nid, int *rc)
 
 /*
  * May a tx that failed with @error on a dying conn be sent again?  Like
- * LNet's resend on a local or remote drop: once, when the conn broke
- * under it (send error, peer disconnected or rebooted, conn aborted or
- * closed as a duplicate),
- * while its deadline holds and the NI is up.  NOOPs only carried credits
- * of the dead conn.
+ * LNet's resend on a local or remote drop: when the conn broke under it
+ * (send error, peer disconnected or rebooted, conn aborted or closed as
+ * a duplicate), up to retry_count times (at least once: o2iblnd keeps a
+ * message its conn never sent queued on the peer), while its deadline
+ * holds and the NI is up.  NOOPs only carried credits of the dead conn;
+ * a bulk exchange is resent whole by its owner (o2_brw()).
  */
 static bool o2_tx_may_resend(struct o2_tx *tx, int error)
 {
 	/* bulk messages and NOOPs belong to their conn */
-	if (tx->type != O2_MSG_IMMEDIATE || tx->resends >= 1 || !tx->nid ||
+	if (tx->type != O2_MSG_IMMEDIATE ||
+	    tx->resends >= max(o2_retry_count, 1) || !tx->nid ||
 	    READ_ONCE(tx->ni->shutdown) || time_after(jiffies, tx->deadline))
 		return false;
 	return error == -EIO || error == -ECONNRESET || error == -ESTALE ||
 	       error == -ECONNABORTED || error == -EALREADY;
 }
 
-/* o2_up->resend(): launch @tx again if o2_tx_may_resend() allows it. */
+/*
+ * The path of an LNet ACK to a Multi-Rail peer whose path failed is
+ * chosen anew, as LNet resends on another path (o2_lnet_select(); the
+ * failed path's health is lowered before the resend, so a healthier rail
+ * wins): the requester takes the ACK from any NID of ours
+ * (o2_lpeer_same()).  A request stays on its path: its owner resends it
+ * whole on a path it chooses (o2_brw()), and a ping tests one NID.
+ * Another NI's path needs a tx of that NI: the message moves to a new tx
+ * (its header naming the new source and destination NIDs) with its
+ * owner's done, cookie, deadline and resends; the old tx ends with
+ * @error and no owner, which counts against the failed path's health and
+ * returns its credits.  An ACK to a router, to a peer that is not
+ * Multi-Rail, or whose path did not change stays in @tx.
+ *
+ * Return: the tx to launch, and in *@nid its destination.
+ */
+static struct o2_tx *o2_tx_repath(struct o2_tx *tx, int error, u64 *nid)
+{
+	struct o2_lnet_hdr *h = tx->msg + sizeof(struct o2_msg_hdr);
+	u32 len = tx->nob - sizeof(struct o2_msg_hdr);
+	struct o2_tx *nt;
+	struct o2_ni *ni;
+	u64 dest;
+	int rc;
+
+	*nid = tx->nid;
+	if (le32_to_cpu(h->type) != O2_LNET_MSG_ACK ||
+	    le64_to_cpu(h->dest_nid) != tx->nid)	/* through a router */
+		return tx;
+	ni = o2_lnet_select(tx->nid, O2LND_NID_ANY, &dest, &rc);
+	if (!ni || dest == tx->nid)
+		return tx;
+	nt = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
+	if (!nt)
+		return tx;
+	memcpy(nt->msg + sizeof(struct o2_msg_hdr), h, len);
+	nt->nob = tx->nob;
+	h = nt->msg + sizeof(struct o2_msg_hdr);
+	h->src_nid = cpu_to_le64(ni->nid);
+	h->dest_nid = cpu_to_le64(dest);
+	nt->deadline = tx->deadline;
+	nt->has_deadline = true;
+	nt->resends = tx->resends;
+	nt->done = tx->done;
+	nt->owner = tx->owner;
+	nt->cookie = tx->cookie;
+	tx->done = NULL;
+	tx->status = error;
+	o2_tx_put(tx);
+	*nid = dest;
+	return nt;
+}
+
+/*
+ * o2_up->resend(): launch @tx again if o2_tx_may_resend() allows it, on
+ * the path o2_tx_repath() chooses.  Process context, no o2lnd lock held
+ * (a Send completion from ib_comp_wq, or connd).
+ */
 static bool o2_lnet_resend(struct o2_tx *tx, int error)
 {
+	u64 nid;
+
 	if (!o2_tx_may_resend(tx, error))
 		return false;
 	tx->resends++;
+	atomic64_inc(&tx->ni->stats.resend_count);
+	tx = o2_tx_repath(tx, error, &nid);
 	tx->conn = NULL;
 	tx->status = 0;
-	o2_ni_launch(tx->ni, tx->nid, tx);
+	o2_ni_launch(tx->ni, nid, tx);
 	return true;
 }
 

@@ -133,6 +133,7 @@ void o2_lpeer_health(u64 nid, bool ok);
 void o2_health_note(struct o2_ni *ni, u64 nid, int status,
 		    enum o2_tx_phase phase);
 struct o2_ni *o2_lnet_select(u64 nid, u64 src_nid, u64 *dest, int *rc);
+bool o2_lpeer_same(u64 a, u64 b);
 int o2_lpeer_show(u32 index, u64 nid, struct o2lnd_ioc_lpeer *out);
 u32 o2_ping_seqno(void);
 void o2_push_rx(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,

@@ -88,7 +88,8 @@ static void o2_ping_tx_done(struct o2_tx *tx)
 /**
  * o2_push_acked() - an LNet ACK arrived: is it for a push of ours?
  * @cookie: its dst_wmd object cookie
- * @from: the NID it came from
+ * @from: the NID it came from: the one pushed to, or another NID of that
+ *	Multi-Rail peer (the ACK's path failed and was chosen anew)
  *
  * Return: true if it was (that push's ACK half is in).
  */
@@ -96,11 +97,20 @@ bool o2_push_acked(u64 cookie, u64 from)
 {
 	struct o2_ping_req *ping;
 	bool found = false;
+	u64 nid = 0;
 
+	/* the peer's NIDs are looked up outside the table's lock (a leaf) */
+	o2_pend_lock();
+	ping = o2_pend_find_locked(cookie, O2_PEND_PING);
+	if (ping && ping->push)
+		nid = ping->nid;
+	o2_pend_unlock();
+	if (!nid || !o2_lpeer_same(nid, from))
+		return false;
 	o2_pend_lock();
 	ping = o2_pend_find_locked(cookie, O2_PEND_PING);
 	if (ping && ping->push && !ping->w.finished && !ping->replied &&
-	    ping->nid == from) {
+	    ping->nid == nid) {
 		found = true;
 		ping->replied = true;
 		if (ping->sent)

@@ -243,7 +243,8 @@ int o2_brw_reply_put(struct o2_conn *conn, const struct o2_putreq_msg *m)
 /**
  * o2_brw_lnet_ack() - an LNet ACK arrived: a selftest write is answered
  * @cookie: its dst_wmd object cookie
- * @from: the sender
+ * @from: the sender: the NID the write went to, or another NID of that
+ *	Multi-Rail peer (the ACK's path failed and was chosen anew)
  * @match_bits: the peer's result (0 or a negative errno)
  * @mlength: bytes the peer took
  *
@@ -254,12 +255,16 @@ bool o2_brw_lnet_ack(u64 cookie, u64 from, u64 match_bits, u32 mlength)
 	struct o2_brw_req *r;
 	bool found = false;
 	int status = o2_remote_status((s64)match_bits);
+	u64 nid = 0;
 
 	o2_pend_lock();
 	r = o2_pend_find_locked(cookie, O2_PEND_BRW);
-	found = r && r->nid == from && r->op == O2LND_BRW_WRITE;
+	found = r && r->op == O2LND_BRW_WRITE;
+	if (found)
+		nid = r->nid;
 	o2_pend_unlock();
-	if (!found)
+	/* from any NID of the peer: its ACK may have been resent on another rail */
+	if (!found || !o2_lpeer_same(nid, from))
 		return false;
 	o2_brw_update(cookie, status, false, true);
 	return true;
@@ -487,47 +492,68 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
  * @src_nid: local NID or O2LND_NID_ANY
  * @op: O2LND_BRW_WRITE or O2LND_BRW_READ
  * @size: payload bytes (validated)
- * @timeout_ms: how long to wait (validated)
+ * @timeout_ms: how long to wait (validated): the RPC's deadline, its
+ *	resends included (LNet's transaction timeout for this RPC)
  * @flags: O2LND_BRW_F_*
  * @seed: pattern seed
  * @out: zeroed output
+ *
+ * An RPC whose attempt failed on its path (its connection broke under
+ * it, our NI or device went away, the peer's HCA dropped it) is sent
+ * again, as LNet resends a message, up to retry_count times while its
+ * deadline holds: each attempt chooses its path anew (o2_lnet_select()),
+ * so with the failed path's health lowered a Multi-Rail peer is reached
+ * over another rail.  Each attempt has a cookie of its own: an answer
+ * to an abandoned attempt finds nothing.  A write sent twice writes the
+ * same pattern twice; a read reads it twice.
  *
  * Return: 0 or an errno (see struct o2lnd_ioc_brw).
  */
 int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 	   u32 flags, u64 seed, struct o2lnd_ioc_brw *out)
 {
+	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
 	struct o2_brw_req *r;
 	struct o2_ni *ni;
+	int resends = 0;
 	ktime_t start;
+	u64 dest;
 	int rc;
 
-	/* a Multi-Rail peer: the RPC goes to one of its NIDs (discovery.c) */
-	ni = o2_lnet_select(nid, src_nid, &nid, &rc);
-	if (!ni)
-		return rc;
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
 		return -ENOMEM;
-	r->nid = nid;
-	r->ni = ni;
-	r->op = op;
-	r->nob = size;
-	r->seed = seed & (U64_MAX >> 1);
-	r->flags = flags;
-	r->rdma = size > O2_MAX_IMMEDIATE;
-	r->routed = o2_nid_net(nid) != o2_nid_net(ni->nid);
-	rc = o2_pend_wait_add(&r->w, r, O2_PEND_BRW);
-	if (rc) {
-		kfree(r);
-		return rc;
-	}
-
 	start = ktime_get();
-	rc = o2_brw_start(ni, r);
-	if (rc)
-		o2_brw_update(r->w.cookie, rc, true, true);
-	rc = o2_pend_wait_end(&r->w, timeout_ms);
+	for (;;) {
+		long left = (long)(deadline - jiffies);
+
+		/* a Multi-Rail peer: one of its NIDs (discovery.c) */
+		ni = o2_lnet_select(nid, src_nid, &dest, &rc);
+		if (!ni)
+			break;
+		memset(r, 0, sizeof(*r));
+		r->nid = dest;
+		r->ni = ni;
+		r->op = op;
+		r->nob = size;
+		r->seed = seed & (U64_MAX >> 1);
+		r->flags = flags;
+		r->rdma = size > O2_MAX_IMMEDIATE;
+		r->routed = o2_nid_net(dest) != o2_nid_net(ni->nid);
+		rc = o2_pend_wait_add(&r->w, r, O2_PEND_BRW);
+		if (rc)
+			break;
+		rc = o2_brw_start(ni, r);
+		if (rc)
+			o2_brw_update(r->w.cookie, rc, true, true);
+		rc = o2_pend_wait_end(&r->w, left > 0 ?
+				      jiffies_to_msecs(left) : 1);
+		if (!o2_rpc_may_resend(rc, resends, o2_retry_count) ||
+		    time_after_eq(jiffies, deadline))
+			break;
+		resends++;
+		atomic64_inc(&ni->stats.resend_count);
+	}
 	out->rtt_ns = ktime_to_ns(ktime_sub(ktime_get(), start));
 	out->rdma = r->rdma;
 	kfree(r);

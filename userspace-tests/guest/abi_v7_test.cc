@@ -1,13 +1,17 @@
 // The ABI 7 additions of include/uapi/o2lnd.h against the real module:
 // O2LND_IOC_LPEER_SHOW and O2LND_IOC_DISCOVER (LNet peers with several
-// NIDs, discovery and push) and the health of NET_SHOW.  Discovering the
+// NIDs, discovery and push) and the health of NET_SHOW; and ABI 8's
+// resend_count at the end of NET_SHOW.  Discovering the
 // node's own NIDs (with --ping-self) goes the whole way on one node: the
 // ping's REPLY teaches the NIDs, the push to ourselves is ACKed.
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -109,6 +113,30 @@ TEST_F(LnetPeerAbiTest, EveryNiReportsItsHealth) {
       EXPECT_GT(n.health, 0U) << Nid(n.nid).str() << " is up with health 0";
     }
   }
+}
+
+TEST_F(LnetPeerAbiTest, Abi7NetShowEndsBeforeAbi8ResendCount) {
+  if (net_count() == 0) GTEST_SKIP() << "no NI";
+  // an ABI 7 caller's struct, followed by bytes it does not own
+  constexpr unsigned char kTail = 0x5a;
+  auto n = make_arg<o2lnd_ioc_net>();
+  n.hdr.abi_version = 7;
+  n.hdr.size = O2LND_IOC_NET_SIZE_VER1;
+  std::vector<unsigned char> b(sizeof(n), kTail);
+  std::memcpy(b.data(), &n, O2LND_IOC_NET_SIZE_VER1);
+  ASSERT_EQ(call(O2LND_IOC_NET_SHOW, b.data()), 0) << errno_name(errno);
+  o2lnd_ioc_net out{};
+  std::memcpy(&out, b.data(), O2LND_IOC_NET_SIZE_VER1);
+  EXPECT_EQ(out.hdr.size, std::uint32_t{O2LND_IOC_NET_SIZE_VER1});
+  EXPECT_TRUE(std::all_of(b.begin() + O2LND_IOC_NET_SIZE_VER1, b.end(), [](unsigned char x) {
+    return x == kTail;
+  })) << "the module wrote resend_count past an ABI 7 caller's struct";
+  // the ABI 8 struct gets all of it
+  auto full = make_arg<o2lnd_ioc_net>();
+  full.resend_count = 0;
+  ASSERT_EQ(call(O2LND_IOC_NET_SHOW, &full), 0) << errno_name(errno);
+  EXPECT_EQ(full.hdr.size, std::uint32_t{sizeof(o2lnd_ioc_net)});
+  EXPECT_EQ(offsetof(o2lnd_ioc_net, resend_count), std::size_t{O2LND_IOC_NET_SIZE_VER1});
 }
 
 TEST_F(LnetPeerAbiTest, DiscoveringOurselfLearnsOurNidsAndAcksOurPush) {

@@ -333,17 +333,20 @@ TEST_F(Interop, ConnectionRaceLeavesOneConnection) {
       ASSERT_TRUE(rmmod(o2).ok());
     }
     lustre_up(lu, kNet);
-    ASSERT_TRUE(insmod(o2, kNet).ok());
-    // Even rounds are forced: o2lnd's connect is held 2 s after its
+    // timeout=100: each connect phase may take 10 s, so the held one below
+    // is not a phase timeout
+    ASSERT_TRUE(insmod_with(o2, kNet, "timeout=100").ok());
+    // Even rounds are forced: o2lnd's connect is held 6 s after its
     // route is resolved, and Lustre's ping starts only once o2lnd's peer
     // shows a connection connecting, so Lustre's request surely arrives
     // while o2lnd is connecting (starting both at once was not enough on
     // a busy host: beside another lane, Lustre's ping sometimes connected
-    // before o2lnd's guest had started its ping). Odd rounds race as they
-    // come: both pings start at once.
+    // before o2lnd's guest had started its ping; and a 2 s hold was once
+    // over before Lustre's request came, on a cold CI machine). Odd rounds
+    // race as they come: both pings start at once.
     bool forced = i % 2 == 0;
     if (forced) {
-      ASSERT_GE(add_fault(o2, "cm-delay route_resolved --delay 2000 --count 1"), 0);
+      ASSERT_GE(add_fault(o2, "cm-delay route_resolved --delay 6000 --count 1"), 0);
     }
     std::string lout;
     std::string oout;
@@ -358,7 +361,7 @@ TEST_F(Interop, ConnectionRaceLeavesOneConnection) {
         forced ? "" : "while [ ! -e " + sh_quote(go.string()) + " ]; do sleep 0.005; done; ";
     auto b = std::async(std::launch::async, [&] {
       RunResult r =
-          run(o2, wait + sh_quote(o2ctl_path()) + " ping " + kLustre0 + " --timeout 10", 90);
+          run(o2, wait + sh_quote(o2ctl_path()) + " ping " + kLustre0 + " --timeout 20", 90);
       oout = r.out;
       return r.ok() && has_line(r.out, "12345-" + std::string(kLustre0));
     });

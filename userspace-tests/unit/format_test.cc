@@ -156,6 +156,7 @@ TEST(FormatNetShow, VerboseAddsStatisticsTunablesAndRdmaDetails) {
   n.mr_max_pages = 257;
   n.mr_recovered = 5;
   n.health = 800;
+  n.resend_count = 4;
   std::string yaml = format_net_show(nis, true);
   EXPECT_NE(yaml.find("              error_count: 0\n"
                       "              tx_timeouts: 21\n"
@@ -164,6 +165,7 @@ TEST(FormatNetShow, VerboseAddsStatisticsTunablesAndRdmaDetails) {
                       "              early_replies: 24\n"
                       "              rdma_bytes: 1048576\n"
                       "              bulk_errors: 3\n"
+                      "              resend_count: 4\n"
                       "          health stats:\n"
                       "              health value: 800\n"
                       "          tunables:\n"),
