@@ -261,7 +261,7 @@ static void lnets_ping_info_reads_in_either_byte_order(struct kunit *test)
 		u32 len;
 		struct o2_ping_info *pi = o2t_pi(test, 2, feat, 7, swab, &len);
 
-		KUNIT_ASSERT_EQ(test, o2_ping_info_unpack(pi, len, &v), 0);
+		KUNIT_ASSERT_EQ(test, o2_ping_info_unpack(pi, len, false, &v), 0);
 		KUNIT_EXPECT_EQ(test, v.features, feat);
 		KUNIT_EXPECT_EQ(test, v.pid, (u32)O2LND_PID_LUSTRE);
 		KUNIT_EXPECT_EQ(test, v.seqno, 7U);
@@ -280,7 +280,7 @@ static void without_discovery_lo_status_is_no_seqno(struct kunit *test)
 	struct o2_ping_info *pi = o2t_pi(test, 1, O2_PING_FEAT_NI_STATUS,
 					 O2LND_NI_STATUS_UP, false, &len);
 
-	KUNIT_ASSERT_EQ(test, o2_ping_info_unpack(pi, len, &v), 0);
+	KUNIT_ASSERT_EQ(test, o2_ping_info_unpack(pi, len, false, &v), 0);
 	KUNIT_EXPECT_EQ(test, v.seqno, 0U);
 	KUNIT_EXPECT_EQ(test, v.n, 1U);
 }
@@ -292,9 +292,37 @@ static void more_nids_than_kept_are_counted(struct kunit *test)
 	struct o2_ping_info *pi = o2t_pi(test, O2_PING_VIEW_MAX + 4, 0, 0,
 					 false, &len);
 
-	KUNIT_ASSERT_EQ(test, o2_ping_info_unpack(pi, len, &v), 0);
+	KUNIT_ASSERT_EQ(test, o2_ping_info_unpack(pi, len, false, &v), 0);
 	KUNIT_EXPECT_EQ(test, v.nnis, O2_PING_VIEW_MAX + 4U);
 	KUNIT_EXPECT_EQ(test, v.n, (u32)O2_PING_VIEW_MAX);
+}
+
+/*
+ * A ping REPLY cut to the GET's sink (LNet truncates a REPLY so, and a
+ * peer may have more NIDs than our buffer holds) reads the NIDs it
+ * holds and counts all it listed; a push (never cut) may not be.
+ */
+static void a_reply_cut_to_our_buffer_reads_the_nids_it_holds(struct kunit *test)
+{
+	struct o2_ping_view v;
+	u32 len, head = sizeof(struct o2_ping_info);
+	struct o2_ping_info *pi = o2t_pi(test, 6, 0, 0, false, &len);
+	u32 three = head + 4 * sizeof(struct o2_ping_ni);
+
+	KUNIT_ASSERT_EQ(test, o2_ping_info_unpack(pi, three, true, &v), 0);
+	KUNIT_EXPECT_EQ(test, v.nnis, 6U);
+	KUNIT_EXPECT_EQ(test, v.n, 3U);
+	KUNIT_EXPECT_EQ(test, v.ni[2].nid, le64_to_cpu(pi->ni[3].nid));
+	/* half an entry more reads the same */
+	KUNIT_ASSERT_EQ(test, o2_ping_info_unpack(pi, three + 6, true, &v), 0);
+	KUNIT_EXPECT_EQ(test, v.n, 3U);
+	KUNIT_EXPECT_EQ(test, o2_ping_info_unpack(pi, three, false, &v),
+			-EPROTO);
+	/* not even 0@lo, or not 0@lo first: refused however cut */
+	KUNIT_EXPECT_EQ(test, o2_ping_info_unpack(pi, head, true, &v), -EPROTO);
+	pi->ni[0].nid = pi->ni[1].nid;
+	KUNIT_EXPECT_EQ(test, o2_ping_info_unpack(pi, three, true, &v),
+			-EPROTO);
 }
 
 static void forged_ping_infos_are_refused(struct kunit *test)
@@ -311,33 +339,35 @@ static void forged_ping_infos_are_refused(struct kunit *test)
 
 		KUNIT_ASSERT_NOT_NULL(test, cut);
 		memcpy(cut, pi, len - 1);
-		KUNIT_EXPECT_EQ_MSG(test, o2_ping_info_unpack(cut, len - 1, &v),
+		KUNIT_EXPECT_EQ_MSG(test,
+				    o2_ping_info_unpack(cut, len - 1, false,
+							&v),
 				    -EPROTO, "%u bytes", len - 1);
 	}
 	/* bad magic */
 	pi = o2t_pi(test, 1, 0, 0, false, &len);
 	pi->magic = cpu_to_le32(0x12345678);
-	KUNIT_EXPECT_EQ(test, o2_ping_info_unpack(pi, len, &v), -EPROTO);
+	KUNIT_EXPECT_EQ(test, o2_ping_info_unpack(pi, len, false, &v), -EPROTO);
 	/* no NI at all */
 	pi = o2t_pi(test, 1, 0, 0, false, &len);
 	pi->nnis = 0;
-	KUNIT_EXPECT_EQ(test, o2_ping_info_unpack(pi, len, &v), -EPROTO);
+	KUNIT_EXPECT_EQ(test, o2_ping_info_unpack(pi, len, false, &v), -EPROTO);
 	/* more NIs than bytes */
 	pi = o2t_pi(test, 1, 0, 0, false, &len);
 	pi->nnis = cpu_to_le32(0xffffffffU);
-	KUNIT_EXPECT_EQ(test, o2_ping_info_unpack(pi, len, &v), -EPROTO);
+	KUNIT_EXPECT_EQ(test, o2_ping_info_unpack(pi, len, false, &v), -EPROTO);
 	/* 0@lo not first */
 	pi = o2t_pi(test, 1, 0, 0, false, &len);
 	pi->ni[0].nid = cpu_to_le64(O2T_NID_B);
-	KUNIT_EXPECT_EQ(test, o2_ping_info_unpack(pi, len, &v), -EPROTO);
+	KUNIT_EXPECT_EQ(test, o2_ping_info_unpack(pi, len, false, &v), -EPROTO);
 	/* 0@lo again later */
 	pi = o2t_pi(test, 2, 0, 0, false, &len);
 	pi->ni[2].nid = cpu_to_le64(O2T_LO);
-	KUNIT_EXPECT_EQ(test, o2_ping_info_unpack(pi, len, &v), -EPROTO);
+	KUNIT_EXPECT_EQ(test, o2_ping_info_unpack(pi, len, false, &v), -EPROTO);
 	/* an address-less NID */
 	pi = o2t_pi(test, 1, 0, 0, false, &len);
 	pi->ni[1].nid = cpu_to_le64(O2T_NID_A & ~0xffffffffULL);
-	KUNIT_EXPECT_EQ(test, o2_ping_info_unpack(pi, len, &v), -EPROTO);
+	KUNIT_EXPECT_EQ(test, o2_ping_info_unpack(pi, len, false, &v), -EPROTO);
 }
 
 static struct kunit_case o2_health_cases[] = {
@@ -359,6 +389,7 @@ static struct kunit_case o2_ping_info_cases[] = {
 	KUNIT_CASE(lnets_ping_info_reads_in_either_byte_order),
 	KUNIT_CASE(without_discovery_lo_status_is_no_seqno),
 	KUNIT_CASE(more_nids_than_kept_are_counted),
+	KUNIT_CASE(a_reply_cut_to_our_buffer_reads_the_nids_it_holds),
 	KUNIT_CASE(forged_ping_infos_are_refused),
 	{}
 };

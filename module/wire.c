@@ -452,6 +452,9 @@ static u32 o2_pi_u32(bool flip, __le32 v)
  * o2_ping_info_unpack() - check and read a peer's ping info
  * @buf: the ping info (a ping REPLY's or a push PUT's payload)
  * @len: its bytes
+ * @cut: it may have been cut to the receiver's buffer (a ping REPLY:
+ *	LNet truncates a REPLY to the GET's sink length, and so does o2lnd):
+ *	the NIs it counts beyond @len are missing, not a lie
  * @v: out: what it says
  *
  * Either byte order.  The first entry must be 0@lo, as LNet always puts
@@ -460,13 +463,14 @@ static u32 o2_pi_u32(bool flip, __le32 v)
  * O2_PING_FEAT_LARGE_ADDR, @nnis counts the 64-bit NIDs and large
  * addresses may follow them: o2lnd reads the 64-bit ones.
  *
- * Return: 0, or -EPROTO (short, bad magic, more NIs than bytes, no 0@lo
- * first, a zero or 0@lo NID among the others).
+ * Return: 0, or -EPROTO (short, bad magic, more NIs than bytes unless
+ * @cut, no 0@lo first, a zero or 0@lo NID among the others).
  */
-int o2_ping_info_unpack(const void *buf, u32 len, struct o2_ping_view *v)
+int o2_ping_info_unpack(const void *buf, u32 len, bool cut,
+			struct o2_ping_view *v)
 {
 	const struct o2_ping_info *pi = buf;
-	u32 magic, nnis, i;
+	u32 magic, nnis, avail, i;
 	bool flip;
 
 	memset(v, 0, sizeof(*v));
@@ -480,11 +484,13 @@ int o2_ping_info_unpack(const void *buf, u32 len, struct o2_ping_view *v)
 	else
 		return -EPROTO;
 	nnis = o2_pi_u32(flip, pi->nnis);
-	if (!nnis || nnis > (len - sizeof(*pi)) / sizeof(pi->ni[0]))
+	avail = (len - sizeof(*pi)) / sizeof(pi->ni[0]);
+	if (!nnis || !avail || (nnis > avail && !cut))
 		return -EPROTO;
 	v->features = o2_pi_u32(flip, pi->features);
 	v->pid = o2_pi_u32(flip, pi->pid);
-	for (i = 0; i < nnis; i++) {
+	v->nnis = nnis - 1;
+	for (i = 0; i < nnis && i < avail; i++) {
 		u64 nid = le64_to_cpu(pi->ni[i].nid);
 
 		if (flip)
@@ -492,13 +498,13 @@ int o2_ping_info_unpack(const void *buf, u32 len, struct o2_ping_view *v)
 		if (!i != (nid >> 48 == O2LND_NET_TYPE_LO))
 			return -EPROTO;
 		if (i == 0) {
+			v->lo_status = o2_pi_u32(flip, pi->ni[0].status);
 			if (v->features & O2_PING_FEAT_DISCOVERY)
-				v->seqno = o2_pi_u32(flip, pi->ni[0].status);
+				v->seqno = v->lo_status;
 			continue;
 		}
 		if (!(u32)nid)
 			return -EPROTO;
-		v->nnis++;
 		if (v->n < O2_PING_VIEW_MAX) {
 			v->ni[v->n].nid = nid;
 			v->ni[v->n].status = o2_pi_u32(flip, pi->ni[i].status);

@@ -216,6 +216,8 @@ struct o2_ping_info {
  * @features: O2_PING_FEAT_* it advertised
  * @pid: its LNet pid
  * @seqno: its ping sequence number (with O2_PING_FEAT_DISCOVERY, else 0)
+ * @lo_status: the status of its 0@lo entry, as sent (the sequence number
+ *	with discovery)
  * @nnis: NIDs it listed besides 0@lo (may exceed @n)
  * @n: NIDs in @ni, primary first (LNet's order)
  * @ni: the NIDs and their status (O2LND_NI_STATUS_*)
@@ -224,6 +226,7 @@ struct o2_ping_view {
 	u32 features;
 	u32 pid;
 	u32 seqno;
+	u32 lo_status;
 	u32 nnis;
 	u32 n;
 	struct {
@@ -334,7 +337,8 @@ u8 o2_credits_return(int outstanding);
 int o2_remote_status(s64 status);
 int o2_bulk_body_unpack(u8 type, void *body, u32 len, bool flip,
 			u32 max_frags, u32 max_nob, u32 *rd_nob);
-int o2_ping_info_unpack(const void *buf, u32 len, struct o2_ping_view *v);
+int o2_ping_info_unpack(const void *buf, u32 len, bool cut,
+			struct o2_ping_view *v);
 int o2_credits_grant(int credits, int grant, int queue_depth);
 
 #endif /* _O2LND_WIRE_H */

@@ -498,6 +498,7 @@ total, budget_fresh, budget_warm = int(total), int(budget_fresh), int(budget_war
 passed = failed = skipped = 0
 failures = []
 kreports = []  # "Test: guest: [time] line" of the failed tests' kernel reports
+digests = []  # (name, prefix, Suite.Test, testcase) of the failed scenarios
 skips = []  # (name, reason)
 kunit = {}
 # (report, prefix): unit tests, the scenarios per kernel, gtest binaries run
@@ -539,6 +540,8 @@ for p, prefix in reports:
             failed += 1
             failures.append(n)
             if k: k[1] += 1
+            if not is_kunit:
+                digests.append((n, prefix, f"{cls}.{tc.get('name')}", tc))
             # the kernel's own words (an oops and its call trace), kept for
             # the end of the output, which is what a CI page shows
             for fe in list(tc.iter("failure")) + list(tc.iter("error")):
@@ -563,6 +566,52 @@ for p, prefix in reports:
 for m in missing:
     failed += 1
     failures.append(m)
+# What a failed scenario left, in a few lines each (its first assertion,
+# its commands that failed, each guest's last RDMA lines): the end of the
+# output is often all a CI page shows of a run on another machine.
+lanes = {"Siw/": "siw", "Debian612/": "debian612", "Debian612/Siw/": "debian612-siw", "Debug/": "debug"}
+
+
+def failed_dir(prefix, test):
+    lane = lanes.get(prefix)
+    for d in sorted(glob.glob(os.path.join(res, "itest", "failed", test)) +
+                    glob.glob(os.path.join(res, "*", "itest", "failed", test))):
+        parent = os.path.basename(os.path.dirname(os.path.dirname(os.path.dirname(d))))
+        if (lane and parent == lane) or (not lane and parent not in lanes.values()):
+            return d
+    return None
+
+
+if digests:
+    print(f"what the failed scenarios left ({min(len(digests), 4)} of {len(digests)}):")
+for n, prefix, test, tc in digests[:4]:
+    print(f"  {n}")
+    fl = [l.strip() for fe in list(tc.iter("failure")) + list(tc.iter("error"))
+          for l in ((fe.get("message") or "").splitlines()) if l.strip()]
+    for l in fl[:4]:
+        print(f"    | {l[:160]}")
+    d = failed_dir(prefix, test)
+    if not d:
+        continue
+    try:
+        cmds = open(os.path.join(d, "commands.log"), errors="replace").read().splitlines()
+    except OSError:
+        cmds = []
+    bad = []
+    for i, l in enumerate(cmds):
+        if l.startswith("  -> status ") and not l.startswith("  -> status 0,"):
+            j = i - 1
+            while j > 0 and not cmds[j].startswith("["):
+                j -= 1
+            bad.append(f"{cmds[j][:110]} {l.strip()}")
+    for l in bad[-3:]:
+        print(f"    $ {l}")
+    for g in sorted(glob.glob(os.path.join(d, "*-dmesg.txt"))):
+        lines = [l.rstrip() for l in open(g, errors="replace")
+                 if any(w in l for w in ("o2lnd", "rxe", "siw", "iw_cm", "infiniband", "LNet", "o2iblnd"))
+                 and "ommand line" not in l]
+        for l in lines[-6:]:
+            print(f"    {os.path.basename(g)[:-10]}: {l[:150]}")
 for f in failures:
     print(f"    FAILED: {f}")
 if kreports:

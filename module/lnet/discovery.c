@@ -149,6 +149,7 @@ static void o2_lpeer_drop_nid_locked(struct o2_lpeer *lp, u64 nid)
 {
 	u32 i, j = 0;
 
+	lockdep_assert_held(&o2_lpeers_lock);
 	o2_lpeer_unhash_locked(lp);
 	for (i = 0; i < lp->n; i++) {
 		if (lp->nids[i].nid != nid)
@@ -651,7 +652,7 @@ void o2_push_rx(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
 		o2_lnet_drop(conn, "no memory for a push");
 		return;
 	}
-	rc = o2_ping_info_unpack(payload, plen, v);
+	rc = o2_ping_info_unpack(payload, plen, false, v);
 	for (i = 0; !rc && i < v->n; i++)
 		listed |= v->ni[i].nid == from;
 	if (rc || !listed) {

@@ -242,12 +242,13 @@ void o2_tx_credits_return(struct o2_tx *tx)
  * Take the txs waiting on a credit queue whose deadline passed (all of
  * them if @all) off it, onto @out.  Caller holds ni->lock.
  */
-static void o2_credit_q_expire(struct list_head *q, struct o2_txcr *cr,
-			       unsigned long now, bool all,
+static void o2_credit_q_expire(struct o2_ni *ni, struct list_head *q,
+			       struct o2_txcr *cr, unsigned long now, bool all,
 			       struct list_head *out)
 {
 	struct o2_tx *tx, *tmp;
 
+	lockdep_assert_held(&ni->lock);
 	list_for_each_entry_safe(tx, tmp, q, list) {
 		if (!all && !time_after(now, tx->deadline))
 			continue;
@@ -268,9 +269,9 @@ void o2_ni_take_credit_waits(struct o2_ni *ni, unsigned long now, bool all,
 	int bkt;
 
 	spin_lock(&ni->lock);
-	o2_credit_q_expire(&ni->credit_q, &ni->txcr, now, all, out);
+	o2_credit_q_expire(ni, &ni->credit_q, &ni->txcr, now, all, out);
 	hash_for_each(ni->peers, bkt, peer, node)
-		o2_credit_q_expire(&peer->credit_q, &peer->txcr, now, all,
+		o2_credit_q_expire(ni, &peer->credit_q, &peer->txcr, now, all,
 				   out);
 	spin_unlock(&ni->lock);
 }

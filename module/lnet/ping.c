@@ -201,51 +201,35 @@ void o2_ping_get_rx(struct o2_conn *conn, const struct o2_lnet_hdr *hdr)
 	o2_ni_launch(ni, conn->peer->nid, tx);
 }
 
-static u32 o2_pi32(bool flip, __le32 v)
-{
-	return flip ? swab32(le32_to_cpu(v)) : le32_to_cpu(v);
-}
-
-static u64 o2_pi64(bool flip, __le64 v)
-{
-	return flip ? swab64(le64_to_cpu(v)) : le64_to_cpu(v);
-}
-
-static int o2_ping_parse(struct o2_ping_req *ping, struct o2lnd_ioc_ping *out,
-			 u32 max_ids)
-{
-	struct o2_ping_info *pi = (struct o2_ping_info *)ping->buf;
-	u32 nnis, avail, i, magic;
-	bool flip;
-
-	if (ping->len < sizeof(*pi))
-		return -EPROTO;
-	magic = le32_to_cpu(pi->magic);
-	if (magic == O2_PING_MAGIC)
-		flip = false;
-	else if (magic == swab32(O2_PING_MAGIC))
-		flip = true;
-	else
-		return -EPROTO;
-	nnis = o2_pi32(flip, pi->nnis);
-	out->pid = o2_pi32(flip, pi->pid);
-	out->n_ids = nnis;
-	avail = (ping->len - sizeof(*pi)) / sizeof(pi->ni[0]);
-	for (i = 0; i < nnis && i < avail && i < max_ids; i++) {
-		out->ids[i].nid = o2_pi64(flip, pi->ni[i].nid);
-		out->ids[i].status = o2_pi32(flip, pi->ni[i].status);
-	}
-	return 0;
-}
-
-/* What the REPLY of a ping says of the peer: its NIDs, for Multi-Rail. */
-static void o2_ping_learn(struct o2_ping_req *ping)
+/*
+ * The REPLY of a ping, parsed once (o2_ping_info_unpack(): either byte
+ * order, 0@lo first, no zero NID, cut to our buffer when the peer has more
+ * NIDs than it holds): what the caller sees, LNet's way (0@lo first, then
+ * the peer's NIDs, primary first; @n_ids all the peer listed), and what
+ * discovery.c learns of the peer (its NIDs, for Multi-Rail).
+ */
+static int o2_ping_parse(struct o2_ping_req *ping, struct o2lnd_ioc_ping *out)
 {
 	struct o2_ping_view *v = kmalloc(sizeof(*v), GFP_KERNEL);
+	u32 i;
+	int rc;
 
-	if (v && !o2_ping_info_unpack(ping->buf, ping->len, v))
+	if (!v)
+		return -ENOMEM;
+	rc = o2_ping_info_unpack(ping->buf, ping->len, true, v);
+	if (!rc) {
+		out->pid = v->pid;
+		out->n_ids = v->nnis + 1;
+		out->ids[0].nid = O2LND_LO_NID;
+		out->ids[0].status = v->lo_status;
+		for (i = 0; i < v->n && i + 1 < out->max_ids; i++) {
+			out->ids[i + 1].nid = v->ni[i].nid;
+			out->ids[i + 1].status = v->ni[i].status;
+		}
 		o2_lpeer_learn(v, false);
+	}
 	kfree(v);
+	return rc;
 }
 
 /**
@@ -316,10 +300,8 @@ int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out)
 	rc = o2_pend_wait_end(&ping->w, timeout_ms);
 	if (!rc) {
 		out->rtt_ns = ktime_to_ns(ktime_sub(ktime_get(), start));
-		rc = o2_ping_parse(ping, out, out->max_ids);
+		rc = o2_ping_parse(ping, out);
 	}
-	if (!rc)
-		o2_ping_learn(ping);
 	kfree(ping);
 	return rc;
 }
