@@ -255,6 +255,37 @@ static void sends_stall_only_with_sends_in_flight_and_no_progress(struct kunit *
 	KUNIT_EXPECT_FALSE(test, o2_sends_stalled(&c, t0, t0 + 100 * HZ, bound));
 }
 
+/*
+ * An iWARP initiator whose peer has said nothing sends a NOOP once its
+ * last Send has completed and O2_NUDGE_GAP has passed, at most
+ * O2_NUDGES times; never once the peer has spoken.
+ */
+static void a_silent_iwarp_peer_is_nudged_a_bounded_number_of_times(struct kunit *test)
+{
+	unsigned long t0 = 1000;
+	struct o2_credits c;
+
+	o2_credits_init(&c, 8, 4, 8, 64);
+	KUNIT_EXPECT_FALSE(test, o2_nudge_due(&c, false, 0, t0,
+					      t0 + O2_NUDGE_GAP - 1));
+	KUNIT_EXPECT_TRUE(test, o2_nudge_due(&c, false, 0, t0,
+					     t0 + O2_NUDGE_GAP));
+	KUNIT_EXPECT_TRUE(test, o2_nudge_due(&c, false, O2_NUDGES - 1, t0,
+					     t0 + 100 * HZ));
+	/* bounded */
+	KUNIT_EXPECT_FALSE(test, o2_nudge_due(&c, false, O2_NUDGES, t0,
+					      t0 + 100 * HZ));
+	/* the peer has spoken: its socket is read */
+	KUNIT_EXPECT_FALSE(test, o2_nudge_due(&c, true, 0, t0, t0 + 100 * HZ));
+	/* a Send still in flight: wait for its completion */
+	o2_credits_post(&c, O2_TXQ_CRED, false, 1);
+	KUNIT_EXPECT_FALSE(test, o2_nudge_due(&c, false, 0, t0, t0 + 100 * HZ));
+	o2_credits_complete(&c, false, 1);
+	/* jiffies wrap */
+	KUNIT_EXPECT_TRUE(test, o2_nudge_due(&c, false, 0, ULONG_MAX - 10,
+					     ULONG_MAX - 10 + O2_NUDGE_GAP));
+}
+
 static void tunables_fill_defaults(struct kunit *test)
 {
 	struct o2_tunables t = o2t_good;
@@ -610,6 +641,7 @@ static struct kunit_case o2_credits_cases[] = {
 	KUNIT_CASE(lnet_credits_queue_below_zero_and_hand_over),
 	KUNIT_CASE(stall_bound_outlasts_the_hca_retries_and_beats_the_timeout),
 	KUNIT_CASE(sends_stall_only_with_sends_in_flight_and_no_progress),
+	KUNIT_CASE(a_silent_iwarp_peer_is_nudged_a_bounded_number_of_times),
 	KUNIT_CASE(tunables_fill_defaults),
 	KUNIT_CASE(tunables_refuse_bad_values_and_combinations),
 	KUNIT_CASE(random_traffic_never_exceeds_or_loses_credits),

@@ -79,6 +79,32 @@ bool o2_sends_stalled(const struct o2_credits *c, unsigned long progress,
 }
 
 /**
+ * o2_nudge_due() - should an iWARP initiator send a NOOP to wake its peer?
+ * @c: the conn's credit state
+ * @heard: a message arrived on the conn
+ * @nudges: NOOPs already sent while nothing had arrived
+ * @last_send: jiffies of our last Send posted
+ * @now: jiffies
+ *
+ * siw (MPA without peer-to-peer mode) can leave the initiator's first
+ * message unread in the responder's socket: bytes that arrive between
+ * the MPA reply and the moment the responder's QP takes the socket over
+ * are read only when the next segment arrives.  The responder sends
+ * nothing before it has heard from us (RDMAP), so nothing else would
+ * come.  A NOOP O2_NUDGE_GAP after our last Send completed, up to
+ * O2_NUDGES times while the peer has said nothing, is that next segment;
+ * a peer that just has nothing to say costs at most O2_NUDGES NOOPs.
+ *
+ * Return: true if a NOOP is due.
+ */
+bool o2_nudge_due(const struct o2_credits *c, bool heard, u32 nudges,
+		  unsigned long last_send, unsigned long now)
+{
+	return !heard && nudges < O2_NUDGES && !c->nposted &&
+	       time_after_eq(now, last_send + O2_NUDGE_GAP);
+}
+
+/**
  * o2_rx_credit_of() - what reposting the buffer of a received @type gives
  * @type: O2_MSG_*
  *

@@ -35,6 +35,9 @@
 #include <linux/types.h>
 
 #define O2_OOB_MSGS	2	/* NOOPs in flight; spare rx buffers for them */
+/* iWARP active side: NOOPs sent to a peer that has sent nothing yet */
+#define O2_NUDGES	3
+#define O2_NUDGE_GAP	(HZ / 2)
 
 /* the queue a message waits on before it is posted (o2_txq_of()) */
 enum o2_txq {
@@ -105,6 +108,8 @@ enum o2_txq o2_txq_of(u8 type);
 u32 o2_stall_ms(int ack_timeout, int retry_count, int timeout_s);
 bool o2_sends_stalled(const struct o2_credits *c, unsigned long progress,
 		      unsigned long now, unsigned long bound);
+bool o2_nudge_due(const struct o2_credits *c, bool heard, u32 nudges,
+		  unsigned long last_send, unsigned long now);
 enum o2_rx_credit o2_rx_credit_of(u8 type);
 bool o2_msg_expects_reply(u8 type);
 void o2_credits_init(struct o2_credits *c, int queue_depth, int hiw,

@@ -304,6 +304,7 @@ static void o2_cm_established(struct o2_conn *conn,
 		conn->greet = conn->active &&
 			      rdma_protocol_iwarp(conn->cmid->device,
 						  conn->cmid->port_num);
+		conn->nudge = conn->greet;
 		o2_conn_set_state(conn, O2_CONN_ESTABLISHED);
 	}
 	spin_unlock(&conn->lock);

@@ -223,8 +223,9 @@ static void o2_peer_expire_txs(struct o2_peer *peer, unsigned long now,
 }
 
 /*
- * An ESTABLISHED conn idle for the keepalive period, with nothing posted
- * and no NOOP waiting: check_sends will send a keepalive NOOP.
+ * An ESTABLISHED conn idle for the keepalive period, or an iWARP
+ * initiator's whose peer has said nothing (o2_nudge_due()), with nothing
+ * posted and no NOOP waiting: check_sends will send a NOOP.
  */
 static bool o2_conn_wants_keepalive(struct o2_conn *conn, unsigned long now)
 {
@@ -234,7 +235,9 @@ static bool o2_conn_wants_keepalive(struct o2_conn *conn, unsigned long now)
 	spin_lock(&conn->lock);
 	want = conn->state == O2_CONN_ESTABLISHED && !conn->hold_sends &&
 	       !conn->cr.nposted &&
-	       time_after_eq(now, conn->last_send + o2_keepalive * HZ);
+	       ((o2_keepalive &&
+		 time_after_eq(now, conn->last_send + o2_keepalive * HZ)) ||
+		o2_conn_nudge_due_locked(conn, now));
 	list_for_each_entry(tx, &conn->tx_queue_nocred, list)
 		if (tx->type == O2_MSG_NOOP)
 			want = false;
@@ -245,8 +248,8 @@ static bool o2_conn_wants_keepalive(struct o2_conn *conn, unsigned long now)
 #define O2_KEEPALIVE_BATCH	16
 
 /*
- * Send keepalive NOOPs on the NI's idle conns, at most
- * O2_KEEPALIVE_BATCH per scan (the rest wait for the next one).
+ * Send keepalive NOOPs on the NI's idle conns (and nudges, above), at
+ * most O2_KEEPALIVE_BATCH per scan (the rest wait for the next one).
  */
 static void o2_connd_keepalives(struct o2_ni *ni)
 {
@@ -254,8 +257,6 @@ static void o2_connd_keepalives(struct o2_ni *ni)
 	unsigned long now = jiffies;
 	int i, n = 0;
 
-	if (!o2_keepalive)
-		return;
 	spin_lock(&ni->conns_lock);
 	list_for_each_entry(conn, &ni->conns, ni_list) {
 		if (n == O2_KEEPALIVE_BATCH)

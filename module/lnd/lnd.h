@@ -423,6 +423,10 @@ struct o2_txbuf {
  *	message arrives (the initiator must send first, RDMAP/MPA)
  * @greet: iWARP active side: send a NOOP at once if nothing else goes,
  *	so that the passive side may start sending
+ * @nudge: iWARP active side: NOOPs wake a peer that has said nothing
+ *	(o2_nudge_due())
+ * @heard: a message arrived on it (@lock)
+ * @nudges: NOOPs posted on it while nothing had arrived (@lock)
  * @nrx: receive buffers
  * @rxs: receive buffers
  * @ntxb: send buffers (struct o2_txbuf): concurrent_sends
@@ -470,6 +474,9 @@ struct o2_conn {
 	bool rtr_closed;
 	bool hold_sends;
 	bool greet;
+	bool nudge;
+	bool heard;
+	u8 nudges;
 	int nrx;
 	struct o2_rx *rxs;
 	int ntxb;
@@ -614,6 +621,7 @@ int o2_conn_queue_tx(struct o2_conn *conn, struct o2_tx *tx);
 int o2_tx_bufs_alloc(struct o2_conn *conn);
 void o2_tx_bufs_free(struct o2_conn *conn);
 void o2_conn_check_sends(struct o2_conn *conn);
+bool o2_conn_nudge_due_locked(struct o2_conn *conn, unsigned long now);
 unsigned int o2_conn_reclaim_posted(struct o2_conn *conn);
 bool o2_conn_tx_late(struct o2_conn *conn, unsigned long now);
 

@@ -608,6 +608,9 @@ static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
 	o2_credits_post(&conn->cr, q, noop, tx->wrs);
 	list_add_tail(&tx->list, &conn->posted);
 	conn->greet = false;
+	if (tx->type == O2_MSG_NOOP && conn->nudge && !conn->heard &&
+	    conn->nudges < U8_MAX)
+		conn->nudges++;
 	conn->last_send = jiffies;
 	if (tx->keepalive) {
 		conn->keepalives++;
@@ -620,6 +623,21 @@ static bool o2_conn_keepalive_due(struct o2_conn *conn)
 {
 	return o2_keepalive && !conn->cr.nposted &&
 	       time_after_eq(jiffies, conn->last_send + o2_keepalive * HZ);
+}
+
+/**
+ * o2_conn_nudge_due_locked() - does an iWARP initiator owe its silent
+ *	peer a NOOP (o2_nudge_due())?
+ * @conn: the conn (ESTABLISHED or not: the caller checks)
+ * @now: jiffies
+ *
+ * Caller holds conn->lock.  Return: true if a NOOP is due.
+ */
+bool o2_conn_nudge_due_locked(struct o2_conn *conn, unsigned long now)
+{
+	lockdep_assert_held(&conn->lock);
+	return conn->nudge && o2_nudge_due(&conn->cr, conn->heard,
+					   conn->nudges, conn->last_send, now);
 }
 
 /*
@@ -644,6 +662,8 @@ static bool o2_conn_need_noop_locked(struct o2_conn *conn, bool *keepalive)
 	*keepalive = o2_conn_keepalive_due(conn);
 	if (conn->greet)
 		return !nocred && (!cred || conn->cr.credits == 0);
+	if (o2_conn_nudge_due_locked(conn, jiffies))
+		return true;
 	return o2_need_noop(&conn->cr, nocred, cred, *keepalive);
 }
 
