@@ -582,42 +582,48 @@ def failed_dir(prefix, test):
     return None
 
 
-if digests:
-    print(f"what the failed scenarios left ({min(len(digests), 4)} of {len(digests)}):")
-for n, prefix, test, tc in digests[:4]:
-    print(f"  {n}")
-    fl = [l.strip() for fe in list(tc.iter("failure")) + list(tc.iter("error"))
-          for l in ((fe.get("message") or "").splitlines()) if l.strip()]
-    for l in fl[:4]:
-        print(f"    | {l[:160]}")
-    d = failed_dir(prefix, test)
-    if not d:
-        continue
-    try:
-        cmds = open(os.path.join(d, "commands.log"), errors="replace").read().splitlines()
-    except OSError:
-        cmds = []
-    bad = []
-    for i, l in enumerate(cmds):
-        if l.startswith("  -> status ") and not l.startswith("  -> status 0,"):
-            j = i - 1
-            while j > 0 and not cmds[j].startswith("["):
-                j -= 1
-            bad.append(f"{cmds[j][:110]} {l.strip()}")
-    for l in bad[-3:]:
-        print(f"    $ {l}")
-    for g in sorted(glob.glob(os.path.join(d, "*-dmesg.txt"))):
-        lines = [l.rstrip() for l in open(g, errors="replace")
-                 if any(w in l for w in ("o2lnd", "rxe", "siw", "iw_cm", "infiniband", "LNet", "o2iblnd"))
-                 and "ommand line" not in l]
-        for l in lines[-6:]:
-            print(f"    {os.path.basename(g)[:-10]}: {l[:150]}")
-for f in failures:
-    print(f"    FAILED: {f}")
-if kreports:
-    print(f"kernel reports of the failed tests ({len(kreports)} lines; the first 40):")
-    for l in kreports[:40]:
-        print(f"    {l[:200]}")
+def print_digests():
+    if kreports:
+        print(f"kernel reports of the failed tests ({len(kreports)} lines; the first 20):")
+        for l in kreports[:20]:
+            print(f"    {l[:200]}")
+    if digests:
+        print(f"what the failed scenarios left ({min(len(digests), 4)} of {len(digests)}):")
+    for n, prefix, test, tc in digests[:4]:
+        print(f"  {n}")
+        fl = [l.strip() for fe in list(tc.iter("failure")) + list(tc.iter("error"))
+              for l in ((fe.get("message") or "").splitlines()) if l.strip()]
+        # the first failure says more (a test may add the state it found)
+        for l in fl[:10 if tc is digests[0][3] else 4]:
+            print(f"    | {l[:200]}")
+        d = failed_dir(prefix, test)
+        if not d:
+            continue
+        try:
+            cmds = open(os.path.join(d, "commands.log"), errors="replace").read().splitlines()
+        except OSError:
+            cmds = []
+        bad = []
+        for i, l in enumerate(cmds):
+            if l.startswith("  -> status ") and not l.startswith("  -> status 0,"):
+                j = i - 1
+                while j > 0 and not cmds[j].startswith("["):
+                    j -= 1
+                bad.append(f"{cmds[j][:110]} {l.strip()}")
+        for l in bad[-3:]:
+            print(f"    $ {l}")
+        for g in sorted(glob.glob(os.path.join(d, "*-dmesg.txt"))):
+            lines = [l.rstrip() for l in open(g, errors="replace")
+                     if any(w in l for w in ("o2lnd", "rxe", "siw", "iw_cm", "infiniband", "LNet", "o2iblnd"))
+                     and "ommand line" not in l]
+            for l in lines[-6:]:
+                print(f"    {os.path.basename(g)[:-10]}: {l[:150]}")
+    for f in failures:
+        print(f"    FAILED: {f}")
+
+
+if skipped:
+    print(f"skipped by design, not counted ({skipped}): " + "; ".join(f"{n} ({r})" for n, r in skips))
 for k, (p, f, s) in sorted(kunit.items()):
     print(f"{k} totals: {p + f + s} cases, {p} passed, {f} failed" + (f", {s} skipped" if s else ""))
 # Stage times and the total against the budget (a goal, printed, never a
@@ -643,8 +649,9 @@ print(f"whole make check: {total} s = {total / 60:.1f} min of a {budget / 60:.0f
 # The last line is exactly "N passed, N failed" (what CI reads); tests
 # skipped by design (e.g. a debug-kernel-only case on Debian's kernel)
 # are listed, each with its reason, on the line before it.
-if skipped:
-    print(f"skipped by design, not counted ({skipped}): " + "; ".join(f"{n} ({r})" for n, r in skips))
+# What failed, and what it left, come last: the end of the output is
+# often all a CI page shows of a run on another machine.
+print_digests()
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed or passed == 0 else 0)
 PY

@@ -146,6 +146,7 @@ static bool o2_conn_next_phase(struct o2_conn *conn, enum o2_conn_phase phase)
 	spin_lock(&conn->lock);
 	ok = conn->state == O2_CONN_ACTIVE_CONNECT;
 	if (ok) {
+		conn->in_setup = phase == O2_PHASE_CONNECT;
 		conn->phase = phase;
 		conn->deadline = jiffies + o2_connect_timeout();
 	}
@@ -172,19 +173,34 @@ static void o2_cm_route_resolved(struct o2_conn *conn, struct rdma_cm_id *id)
 {
 	struct rdma_conn_param param;
 	struct o2_connmsg req = {};
+	struct o2_fault_hit hit;
 	int rc;
 
 	pr_debug("o2lnd: conn %p: route resolved\n", conn);
+	/* from here to the request, the teardown waits (conn->in_setup) */
 	if (!o2_conn_next_phase(conn, O2_PHASE_CONNECT))
 		return;
+	/*
+	 * CM_DELAY on ROUTE_RESOLVED: a device slow to make the QP, after
+	 * the connect phase began, so a close may fall in between.
+	 */
+	if (o2_fault_fire(O2LND_FAULT_CM_DELAY, RDMA_CM_EVENT_ROUTE_RESOLVED,
+			  conn->ni->nid, conn->peer->nid, &hit)) {
+		msleep(hit.delay_ms);
+		/* closed meanwhile: no QP, no request */
+		if (READ_ONCE(conn->state) != O2_CONN_ACTIVE_CONNECT) {
+			rc = 0;
+			goto out;
+		}
+	}
 	/*
 	 * The port went down since the address was resolved: no connect
 	 * request on it (connd.c: no CM message on a port that is down);
 	 * the reconnect comes after the backoff.
 	 */
 	if (o2_dev_port_down(id)) {
-		o2_conn_close(conn, -ENETDOWN);
-		return;
+		rc = -ENETDOWN;
+		goto out;
 	}
 	rc = o2_conn_setup_qp(conn);
 	if (!rc) {
@@ -194,6 +210,12 @@ static void o2_cm_route_resolved(struct o2_conn *conn, struct rdma_cm_id *id)
 		o2_conn_param_init(&param, &req);
 		rc = rdma_connect_locked(id, &param);
 	}
+out:
+	/* the QP is made: a teardown may go on (o2_conn_teardown_fn()) */
+	spin_lock(&conn->lock);
+	conn->in_setup = false;
+	spin_unlock(&conn->lock);
+	wake_up_all(&o2_exit_waitq);
 	if (rc)
 		o2_conn_close(conn, rc);
 }
@@ -905,7 +927,9 @@ static bool o2_cm_fault(struct o2_conn *conn, enum rdma_cm_event_type ev)
 
 	if ((u32)ev >= O2LND_CM_NEVENTS)
 		return false;
-	if (o2_fault_fire(O2LND_FAULT_CM_DELAY, ev, local, remote, &hit))
+	/* ROUTE_RESOLVED's delay falls inside its callback (below) */
+	if (ev != RDMA_CM_EVENT_ROUTE_RESOLVED &&
+	    o2_fault_fire(O2LND_FAULT_CM_DELAY, ev, local, remote, &hit))
 		msleep(hit.delay_ms);
 	phase = o2_fault_event_phase(ev);
 	if (o2_fault_fire(O2LND_FAULT_CM_DROP, ev, local, remote, &hit) ||

@@ -163,6 +163,17 @@ static void o2_conn_disconnect_once(struct o2_conn *conn)
 	}
 }
 
+/* Is an active connect's CM callback making @conn's QP (conn->in_setup)? */
+static bool o2_conn_in_setup(struct o2_conn *conn)
+{
+	bool busy;
+
+	spin_lock(&conn->lock);
+	busy = conn->in_setup;
+	spin_unlock(&conn->lock);
+	return busy;
+}
+
 /*
  * The teardown of a closed conn.  The normal order is rdma_disconnect
  * (a DREQ), drain, release.  While the conn's port is down, the DREQ (or
@@ -174,6 +185,12 @@ static void o2_conn_teardown_fn(struct work_struct *work)
 {
 	struct o2_conn *conn = container_of(work, struct o2_conn, teardown);
 
+	/*
+	 * A close from elsewhere (PEER_CLOSE, a stale incarnation, a race
+	 * lost) may come while the ROUTE_RESOLVED callback makes the QP:
+	 * wait for it, or the QP would be made after its release and leak.
+	 */
+	wait_event(o2_exit_waitq, !o2_conn_in_setup(conn));
 	if (!conn->drained) {
 		if (conn->active)
 			flush_work(&conn->connect_work);
@@ -222,25 +239,13 @@ static void o2_peer_expire_txs(struct o2_peer *peer, unsigned long now,
 			list_move_tail(&tx->list, fail);
 }
 
-/*
- * An ESTABLISHED conn idle for the keepalive period, or an iWARP
- * initiator's whose peer has said nothing (o2_nudge_due()), with nothing
- * posted and no NOOP waiting: check_sends will send a NOOP.
- */
+/* Does @conn owe its peer a NOOP now (o2_conn_noop_due_locked())? */
 static bool o2_conn_wants_keepalive(struct o2_conn *conn, unsigned long now)
 {
-	struct o2_tx *tx;
 	bool want;
 
 	spin_lock(&conn->lock);
-	want = conn->state == O2_CONN_ESTABLISHED && !conn->hold_sends &&
-	       !conn->cr.nposted &&
-	       ((o2_keepalive &&
-		 time_after_eq(now, conn->last_send + o2_keepalive * HZ)) ||
-		o2_conn_nudge_due_locked(conn, now));
-	list_for_each_entry(tx, &conn->tx_queue_nocred, list)
-		if (tx->type == O2_MSG_NOOP)
-			want = false;
+	want = o2_conn_noop_due_locked(conn, now);
 	spin_unlock(&conn->lock);
 	return want;
 }

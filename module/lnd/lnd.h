@@ -435,6 +435,10 @@ struct o2_txbuf {
  * @connect_work: connd work starting an active connect
  * @teardown: connd work destroying the conn
  * @drained: teardown: the QP is drained and unposted txs are handed on
+ * @in_setup: an active connect's ROUTE_RESOLVED callback is making the QP
+ *	and sending the request (set with the CONNECT phase, under @lock):
+ *	the teardown waits for it before it touches the QP (a close from
+ *	elsewhere may come in between)
  * @disconnected: teardown: rdma_disconnect() was called (a DREQ went out)
  * @port_wait: in o2_port_waits while the teardown waits for its port to
  *	come back (o2_port_waits_lock)
@@ -485,6 +489,7 @@ struct o2_conn {
 	struct work_struct connect_work;
 	struct work_struct teardown;
 	bool drained;
+	bool in_setup;
 	bool disconnected;
 	struct list_head port_wait;
 	struct list_head posted;
@@ -621,7 +626,7 @@ int o2_conn_queue_tx(struct o2_conn *conn, struct o2_tx *tx);
 int o2_tx_bufs_alloc(struct o2_conn *conn);
 void o2_tx_bufs_free(struct o2_conn *conn);
 void o2_conn_check_sends(struct o2_conn *conn);
-bool o2_conn_nudge_due_locked(struct o2_conn *conn, unsigned long now);
+bool o2_conn_noop_due_locked(struct o2_conn *conn, unsigned long now);
 unsigned int o2_conn_reclaim_posted(struct o2_conn *conn);
 bool o2_conn_tx_late(struct o2_conn *conn, unsigned long now);
 

@@ -619,25 +619,55 @@ static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
 	return 0;
 }
 
-static bool o2_conn_keepalive_due(struct o2_conn *conn)
+static bool o2_conn_keepalive_due(struct o2_conn *conn, unsigned long now)
 {
 	return o2_keepalive && !conn->cr.nposted &&
-	       time_after_eq(jiffies, conn->last_send + o2_keepalive * HZ);
+	       time_after_eq(now, conn->last_send + o2_keepalive * HZ);
 }
 
-/**
- * o2_conn_nudge_due_locked() - does an iWARP initiator owe its silent
- *	peer a NOOP (o2_nudge_due())?
- * @conn: the conn (ESTABLISHED or not: the caller checks)
- * @now: jiffies
- *
- * Caller holds conn->lock.  Return: true if a NOOP is due.
+/*
+ * Does an iWARP initiator owe its silent peer a NOOP (o2_nudge_due())?
+ * @conn is ESTABLISHED or not: the caller checks.  Caller holds
+ * conn->lock.
  */
-bool o2_conn_nudge_due_locked(struct o2_conn *conn, unsigned long now)
+static bool o2_conn_nudge_due_locked(struct o2_conn *conn, unsigned long now)
 {
 	lockdep_assert_held(&conn->lock);
 	return conn->nudge && o2_nudge_due(&conn->cr, conn->heard,
 					   conn->nudges, conn->last_send, now);
+}
+
+static bool o2_conn_noop_queued_locked(struct o2_conn *conn)
+{
+	struct o2_tx *tx;
+
+	list_for_each_entry(tx, &conn->tx_queue_nocred, list)
+		if (tx->type == O2_MSG_NOOP)
+			return true;
+	return false;
+}
+
+/**
+ * o2_conn_noop_due_locked() - does an idle conn owe its peer a NOOP?
+ * @conn: the conn
+ * @now: jiffies
+ *
+ * An ESTABLISHED conn, its sends not held, with nothing posted and no
+ * NOOP waiting, whose keepalive period passed since its last send, or an
+ * iWARP initiator's whose peer has said nothing (o2_nudge_due()):
+ * o2_conn_check_sends() sends a NOOP then (connd asks, every scan).
+ * Caller holds conn->lock.
+ *
+ * Return: true if a NOOP is due.
+ */
+bool o2_conn_noop_due_locked(struct o2_conn *conn, unsigned long now)
+{
+	lockdep_assert_held(&conn->lock);
+	return conn->state == O2_CONN_ESTABLISHED && !conn->hold_sends &&
+	       !conn->cr.nposted &&
+	       (o2_conn_keepalive_due(conn, now) ||
+		o2_conn_nudge_due_locked(conn, now)) &&
+	       !o2_conn_noop_queued_locked(conn);
 }
 
 /*
@@ -659,22 +689,12 @@ static bool o2_conn_need_noop_locked(struct o2_conn *conn, bool *keepalive)
 			break;
 		}
 	}
-	*keepalive = o2_conn_keepalive_due(conn);
+	*keepalive = o2_conn_keepalive_due(conn, jiffies);
 	if (conn->greet)
 		return !nocred && (!cred || conn->cr.credits == 0);
 	if (o2_conn_nudge_due_locked(conn, jiffies))
 		return true;
 	return o2_need_noop(&conn->cr, nocred, cred, *keepalive);
-}
-
-static bool o2_conn_noop_queued_locked(struct o2_conn *conn)
-{
-	struct o2_tx *tx;
-
-	list_for_each_entry(tx, &conn->tx_queue_nocred, list)
-		if (tx->type == O2_MSG_NOOP)
-			return true;
-	return false;
 }
 
 /**

@@ -193,7 +193,8 @@ static int o2_bulk_map(struct o2_bulk *b, struct o2_conn *conn)
 
 /*
  * @b waits for the peer's message; with @conn, the exchange dies with
- * that conn (o2_bulk_conn_closed()), else at its deadline.
+ * that conn (o2_bulk_conn_closed()), else at its deadline; a request of
+ * ours is bound to its conn once it went out (o2_bulk_bind()).
  */
 static void o2_bulk_wait(struct o2_bulk *b, struct o2_conn *conn)
 {
@@ -287,6 +288,39 @@ static void o2_bulk_inv_done(struct o2_tx *tx, bool clean)
 static void o2_bulk_tx_done(struct o2_tx *tx);
 
 /*
+ * The request of @b (PUT_REQ, GET_REQ) went out on @conn: from now on
+ * the exchange waits on that conn and dies with it, as o2iblnd keeps a
+ * waiting tx on its conn, so an RPC whose conn breaks fails at once
+ * (and may be resent) instead of at its deadline.  Should the conn be
+ * closing already, o2_bulk_conn_closed() has run or will not see @b:
+ * the exchange fails here.  Ordering: o2_conn_close() sets CLOSING
+ * before it calls o2_bulk_conn_closed(), which scans under the pending
+ * lock; whoever takes that lock second sees the other's work.
+ */
+static void o2_bulk_bind(struct o2_bulk *b, struct o2_conn *conn)
+{
+	bool dead = false;
+	int error;
+
+	o2_pend_lock();
+	if (b->waiting && !b->conn) {
+		kref_get(&conn->ref);
+		b->conn = conn;
+		if (READ_ONCE(conn->state) >= O2_CONN_CLOSING) {
+			o2_pend_del_locked(b->cookie);
+			b->waiting = false;
+			dead = true;
+		}
+	}
+	o2_pend_unlock();
+	if (!dead)
+		return;
+	error = READ_ONCE(conn->error);
+	o2_bulk_finish(b, error ? error : -ECONNABORTED);
+	o2_bulk_put(b);		/* the table's */
+}
+
+/*
  * Invalidate @b's MR on @conn, then finish its exchange.  Takes over the
  * caller's reference.  When the conn cannot take it, the MR is
  * recovered instead.
@@ -336,6 +370,9 @@ static void o2_bulk_tx_done(struct o2_tx *tx)
 		o2_bulk_invalidate(b, tx->conn);
 		return;
 	}
+	if (ok && tx->conn && (tx->type == O2_MSG_PUT_REQ ||
+			       tx->type == O2_MSG_GET_REQ))
+		o2_bulk_bind(b, tx->conn);
 	if (!ok) {
 		bool removed = false, had_mr = b->mr;
 
@@ -673,6 +710,8 @@ static int o2_bulk_rx_put_ack(struct o2_conn *conn, struct o2_putack_msg *m,
 
 	b = o2_bulk_take(conn, m->src_cookie, O2_BULK_PUT_SRC);
 	if (!b) {
+		if (READ_ONCE(conn->state) >= O2_CONN_CLOSING)
+			return 0;	/* as for a late completion, below */
 		o2_bulk_refuse(conn, "PUT_ACK matches no PUT");
 		return -EPROTO;
 	}
@@ -725,6 +764,12 @@ static int o2_bulk_rx_completion(struct o2_conn *conn, u8 type,
 	struct o2_bulk *b = o2_bulk_take(conn, m->cookie, kind);
 
 	if (!b) {
+		/*
+		 * On a closing conn it is the late answer to an exchange its
+		 * close failed (o2_bulk_conn_closed()): nothing to refuse.
+		 */
+		if (READ_ONCE(conn->state) >= O2_CONN_CLOSING)
+			return 0;
 		o2_bulk_refuse(conn, "completion matches no transfer");
 		return -EPROTO;
 	}

@@ -17,6 +17,13 @@
 #define O2_PING_BUF_SIZE (sizeof(struct o2_ping_info) + \
 			  O2LND_PING_MAX_IDS * sizeof(struct o2_ping_ni))
 
+/*
+ * A REPLY cut to our buffer holds 0@lo and at most O2LND_PING_MAX_IDS - 1
+ * NIDs; the view must keep every one of them, or a ping would list fewer
+ * NIDs than it received.
+ */
+static_assert(O2_PING_VIEW_MAX + 1 >= O2LND_PING_MAX_IDS);
+
 /**
  * struct o2_ping_req - a ping waiting for its REPLY
  * @w: its wait in the pending table (@w.cookie: the GET's return_wmd

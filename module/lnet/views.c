@@ -312,12 +312,15 @@ int o2_conn_show(u32 ni_index, u32 index, struct o2lnd_ioc_conn *out)
  * @local_nid: the local NI, or O2LND_NID_ANY
  * @closed: out: conns closed
  *
- * Cancels a scheduled reconnect and the backoff too.  Sleeps.
+ * Closes the conns there when it is called, not those made meanwhile
+ * (for the RPCs the close fails and resends).  Cancels a scheduled
+ * reconnect and the backoff too.  Sleeps.
  *
  * Return: 0, or -ENOENT when no NI (of @local_nid) knows the peer.
  */
 int o2_peer_close(u64 nid, u64 local_nid, u32 *closed)
 {
+	unsigned long start = jiffies;
 	struct o2_conn *conn, *found;
 	struct o2_peer *peer;
 	bool known = false;
@@ -336,12 +339,18 @@ int o2_peer_close(u64 nid, u64 local_nid, u32 *closed)
 				peer->reconnect = false;
 				peer->backoff_ms = 0;
 				o2_peer_update_state(peer);
-				conn = list_first_entry_or_null(&peer->conns,
-								struct o2_conn,
-								peer_list);
-				if (conn) {
+				/*
+				 * only those there when the call began: the
+				 * RPCs a close fails are resent on new conns,
+				 * which are not closed in turn
+				 */
+				list_for_each_entry(conn, &peer->conns,
+						    peer_list) {
+					if (time_after(conn->created, start))
+						continue;
 					kref_get(&conn->ref);
 					found = conn;
+					break;
 				}
 			}
 			spin_unlock(&ni->lock);

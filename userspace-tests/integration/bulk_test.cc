@@ -397,6 +397,79 @@ TEST_F(BulkVeth, ConnectionClosedMidTransferFailsCleanly) {
   }
 }
 
+// `o2ctl peer close` twice during 1 MiB reads.  A read whose GET_REQ
+// went out waits for the peer's GET_DONE on that connection: when the
+// connection closes, the read fails at once and is sent again on the next
+// one (retry_count), as o2iblnd fails the txs waiting on a closed conn.
+// None may wait out its 20 s deadline (it did, before reads were bound to
+// their connection).
+TEST_F(BulkVeth, ReadsCutByAClosedConnectionAreResentNotExpired) {
+  Guest& g = guest("g1");
+  ASSERT_TRUE(insmod(g, kBoth).ok()) << bed().test_log();
+  expect_ping_ok(g, kB, std::string("--source ") + kA);
+  const int seconds = 8;
+  std::string cmd = brw_cmd(
+      "read", kB, kA,
+      "--size 1M --check --concurrency 8 --timeout 20000 --duration " + std::to_string(seconds));
+  auto flood =
+      std::async(std::launch::async, [&g, cmd, seconds] { return g.run(cmd, seconds + 300.0); });
+  for (int i = 0; i < 2; i++) {
+    usleep(2500 * 1000);
+    RunResult c = o2ctl(g, std::string("peer close ") + kB + " --source " + kA, 30);
+    EXPECT_TRUE(c.ok()) << c.out;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  Brw b = parse_brw(flood.get());
+  figure("flood_ended_after_last_close_s", std::to_string(since(t0)));
+  EXPECT_TRUE(b.error.empty()) << b.error << " (status " << b.run.status << "):\n" << b.text();
+  EXPECT_EQ(b.err("expired"), 0) << "a read cut by a closed connection waited out its deadline:\n"
+                                 << b.text();
+  EXPECT_EQ(b.err("verify"), 0) << "a closed connection must not corrupt data:\n" << b.text();
+  EXPECT_GT(b.at("rpcs"), b.err("total")) << "no read succeeded at all:\n" << b.text();
+  figure("rpcs", std::to_string(b.at("rpcs")));
+  figure("errors", std::to_string(b.err("total")));
+  figure("errors_dropped", std::to_string(b.err("dropped")));
+  expect_brw_ok(g, "read", kMiB, 3);
+  auto after = wait_mrs_free(g, 30);
+  for (const char* nid : {kA, kB}) {
+    EXPECT_EQ(after[nid].mr_used, 0) << nid << ":\n" << mr_dump(after);
+  }
+}
+
+// `o2ctl peer close` a hundred times in a row under a write flood: every
+// close falls somewhere in a connect (address, route, QP made, request
+// sent, accepted) or on an established connection.  A close that came
+// while the connect's callback was making the QP once let the QP be made
+// after its release (a kernel warning, a QP leaked, its device then
+// impossible to free).  No kernel report, no connection or QP left once
+// idle, and the unload frees every RDMA resource.
+TEST_F(BulkVeth, ClosesThatFallInsideConnectsLeakNothing) {
+  Guest& g = guest("g1");
+  ASSERT_TRUE(insmod(g, kBoth).ok()) << bed().test_log();
+  expect_ping_ok(g, kB, std::string("--source ") + kA);
+  const int seconds = 10;
+  std::string cmd = brw_cmd(
+      "write", kB, kA,
+      "--size 64K --check --concurrency 8 --timeout 20000 --duration " + std::to_string(seconds));
+  auto flood =
+      std::async(std::launch::async, [&g, cmd, seconds] { return g.run(cmd, seconds + 300.0); });
+  usleep(1000 * 1000);
+  RunResult c = run(g,
+                    "n=0; for i in $(seq 100); do " + sh_quote(o2ctl_path()) + " peer close " + kB +
+                        " --source " + kA + " >/dev/null 2>&1 && n=$((n+1)); done; echo $n",
+                    240);
+  EXPECT_TRUE(c.ok()) << c.out;
+  figure("closes", c.out.substr(0, c.out.find('\n')));
+  Brw b = parse_brw(flood.get());
+  EXPECT_TRUE(b.error.empty()) << b.error << ":\n" << b.text();
+  EXPECT_EQ(b.err("verify"), 0) << "a closed connection must not corrupt data:\n" << b.text();
+  figure("rpcs", std::to_string(b.at("rpcs")));
+  figure("errors", std::to_string(b.err("total")));
+  // traffic flows again, and everything goes with the unload
+  expect_brw_ok(g, "write", kMiB, 3);
+  expect_unload_frees_rdma(g);
+}
+
 // inv-fail --count 3: three MRs' invalidations are taken as failed; the
 // transfers still all succeed, three MRs are replaced (recovered + 3), the
 // pool keeps its size and ends with none in use.

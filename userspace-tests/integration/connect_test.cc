@@ -246,6 +246,43 @@ void dead_peer_scenario(const std::string& src, const std::string& target, int s
       << dump({before, after});
 }
 
+// A connect closed while its callback makes the queue pair: `fault add
+// cm-delay route_resolved` holds that callback 3 s after the connect phase
+// began, and `peer close` falls inside.  The teardown waits for the
+// callback (conn->in_setup), which then makes no QP and sends no request:
+// nothing is left (no connection, no QP, no cm_id beyond the listeners')
+// and the next ping connects afresh.  (Before, a close inside the callback
+// let the QP be made after the teardown had released it: a kernel warning
+// and a QP leaked until the unload, which rxe then warned about.)
+TEST_F(ConnectVeth, ConnectClosedWhileItsQpIsMadeLeavesNothing) {
+  Guest& g = guest("g1");
+  ASSERT_TRUE(insmod(g, kBoth).ok()) << bed().test_log();
+  const RdmaRes base = rdma_res(g);  // the two listeners, no connection
+  ASSERT_GT(add_fault(g, std::string("cm-delay route_resolved --delay 3000 --count 1 --local ") +
+                             kA + " --peer " + kB),
+            0);
+  auto ping = std::async(std::launch::async, [&g] {
+    return g.run(sh_quote(o2ctl_path()) + " ping " + kB + " --source " + kA + " --timeout 10", 60);
+  });
+  bool held = false;
+  for (int t = 0; t < 100 && !held; t++) {
+    held = field(conn_of(conns(g), kA, kB), "phase") == "connect";
+    if (!held) usleep(100 * 1000);
+  }
+  ASSERT_TRUE(held) << "the connect never reached its held callback:\n" << dump(conns(g));
+  RunResult c = o2ctl(g, std::string("peer close ") + kB + " --source " + kA, 30);
+  EXPECT_TRUE(c.ok()) << c.out;
+  RunResult p = ping.get();
+  figure("ping_status_after_the_close", std::to_string(p.status));
+  // the held callback ends 3 s after it began; the teardown right after
+  RdmaRes now = wait_rdma_res(g, base, 20);
+  EXPECT_EQ(now, base) << "left after the closed connect: " << now.str() << " vs " << base.str()
+                       << "\n"
+                       << dump(conns(g));
+  EXPECT_TRUE(conn_of(conns(g), kA, kB).empty()) << dump(conns(g));
+  expect_ping_ok(g, kB, std::string("--source ") + kA);
+}
+
 TEST_F(ConnectVeth, DeadPeerAttemptsArePacedWhenNothingListens) {
   Guest& g = guest("g1");
   // Only NI A: 192.168.1.2 (veth1) has rxe1 but no o2lnd listener, so every

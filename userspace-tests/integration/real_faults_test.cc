@@ -180,6 +180,24 @@ O2_SUITE_CLASS(
       }
     }
 
+    // Each guest's connections and their QPs, in a few lines: why a ping
+    // that should pass did not.
+    std::string conn_state() {
+      std::string s;
+      for (const char* n : {"g1", "g2"}) {
+        RunResult r =
+            run(guest(n),
+                o2ctl_path() +
+                    " conn show 2>&1 | grep -E ' (state|age ms|credits|outstanding|posted|tx "
+                    "queued|error|qp|idle ms):' | head -18 "
+                    "| tr -s ' ' | paste -sd ';'; rdma res show qp 2>&1 | grep -v "
+                    "'qpn 1 ' | awk '{print $4, $6, $8}' | paste -sd ';'",
+                30);
+        s += std::string(n) + ": " + r.out;
+      }
+      return s;
+    }
+
     // After a fault: pings both ways at once, a clean checked window, and
     // no MR left registered once idle.
     void expect_healed(const std::string& after) {
@@ -195,9 +213,11 @@ O2_SUITE_CLASS(
         ADD_FAILURE() << n << ": the NI is not up 20 s after " << after << ":\n" << why.out;
       }
       RunResult p1 = o2ctl(guest("g1"), std::string("ping ") + kG2 + " --timeout 10", 60);
-      EXPECT_TRUE(p1.ok()) << "after " << after << ": the first ping g1 -> g2 failed:\n" << p1.out;
+      EXPECT_TRUE(p1.ok()) << "after " << after << ": the first ping g1 -> g2 failed:\n"
+                           << p1.out << (p1.ok() ? std::string() : conn_state());
       RunResult p2 = o2ctl(guest("g2"), std::string("ping ") + kG1 + " --timeout 10", 60);
-      EXPECT_TRUE(p2.ok()) << "after " << after << ": the first ping g2 -> g1 failed:\n" << p2.out;
+      EXPECT_TRUE(p2.ok()) << "after " << after << ": the first ping g2 -> g1 failed:\n"
+                           << p2.out << (p2.ok() ? std::string() : conn_state());
       Window w = window("brw write --size 64K", 2);
       EXPECT_TRUE(w.parsed && w.rpcs > 0 && w.errors == 0)
           << "after " << after << ": traffic is not clean again: " << w.str() << "\n"
