@@ -71,7 +71,7 @@
 #include <linux/ioctl.h>
 #include "o2lnd_counters.h"
 
-#define O2LND_ABI_VERSION	8
+#define O2LND_ABI_VERSION	9
 #define O2LND_ABI_VERSION_MIN	5	/* the oldest ABI the module accepts */
 #define O2LND_IOC_MAX_SIZE	4096	/* larger hdr.size: -E2BIG */
 #define O2LND_DEV_NAME		"o2lnd"		/* /dev/o2lnd */
@@ -841,6 +841,39 @@ struct o2lnd_ioc_lpeer {
 	struct o2lnd_peer_nid nids[O2LND_PEER_MAX_NIDS];
 };
 
+/**
+ * struct o2lnd_ioc_net_cfg - O2LND_IOC_NET_ADD, O2LND_IOC_NET_DEL (ABI 9;
+ *	CAP_NET_ADMIN): a network or an interface added or deleted at run
+ *	time, as `lnetctl net add|del`
+ * @hdr: header
+ * @net: in: the network, "o2ibN" (N 0..65535), NUL-terminated
+ * @ifname: in: the interface, NUL-terminated; NET_DEL: empty for every NI
+ *	of @net
+ * @nid: out: NET_ADD: the NID of the NI added; NET_DEL: the NID of the
+ *	last NI deleted
+ * @count: out: NIs added (1) or deleted
+ * @pad: in: 0
+ *
+ * NET_ADD: -EINVAL for a malformed @net or @ifname or a nonzero @pad;
+ * -ENODEV or -EADDRNOTAVAIL for an interface that does not exist, has no
+ * IPv4 address or no RDMA device serving it; -EEXIST
+ * when the NI exists; -ENOSPC past the module's NI limit.  The NI is up
+ * when the call returns, and the peers that discovered us learn it (a
+ * push).
+ * NET_DEL: -EINVAL as for NET_ADD; -ENOENT when no NI matches.  The NIs
+ * go down at once (no new message, connection or listener), their
+ * connections are closed and freed, their queued messages fail with
+ * -ESHUTDOWN and their peers are forgotten before the call returns.
+ */
+struct o2lnd_ioc_net_cfg {
+	struct o2lnd_ioc_hdr hdr;
+	char net[O2LND_NAME_LEN];
+	char ifname[O2LND_NAME_LEN];
+	__u64 nid;
+	__u32 count;
+	__u32 pad;
+};
+
 #define O2LND_IOC_VERSION_SIZE_VER0	56
 #define O2LND_IOC_VERSION_SIZE_VER1	64	/* ABI 6: abi_version_min */
 #define O2LND_IOC_PING_SIZE_VER0	312
@@ -855,6 +888,7 @@ struct o2lnd_ioc_lpeer {
 #define O2LND_IOC_LPEER_SIZE_VER0	576	/* ABI 7 */
 #define O2LND_IOC_NET_SIZE_VER1		376	/* ABI 7: health */
 #define O2LND_IOC_NET_SIZE_VER2		384	/* ABI 8: resend_count */
+#define O2LND_IOC_NET_CFG_SIZE_VER0	96	/* ABI 9 */
 
 #define O2LND_IOC_MAGIC		0xb2
 
@@ -874,5 +908,9 @@ struct o2lnd_ioc_lpeer {
 				      struct o2lnd_ioc_routing)
 #define O2LND_IOC_LPEER_SHOW	_IOWR(O2LND_IOC_MAGIC, 13, struct o2lnd_ioc_lpeer)
 #define O2LND_IOC_DISCOVER	_IOWR(O2LND_IOC_MAGIC, 14, struct o2lnd_ioc_lpeer)
+#define O2LND_IOC_NET_ADD	_IOWR(O2LND_IOC_MAGIC, 15, \
+				      struct o2lnd_ioc_net_cfg)
+#define O2LND_IOC_NET_DEL	_IOWR(O2LND_IOC_MAGIC, 16, \
+				      struct o2lnd_ioc_net_cfg)
 
 #endif /* _UAPI_O2LND_H */

@@ -972,7 +972,7 @@ int o2_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 	 * taking it for a conn would read the NI as one.  The NI or the
 	 * device removal destroys it.
 	 */
-	list_for_each_entry(ni, &o2_nis, list) {
+	o2_for_each_ni(ni) {
 		if (id->context == ni)
 			return 0;
 	}

@@ -91,8 +91,9 @@ static void o2_conn_release(struct kref *ref)
 	spin_unlock(&conn->ni->conns_lock);
 	o2_peer_put(conn->peer);
 	kfree(conn);
-	if (atomic_dec_and_test(&o2_nconns))
-		wake_up(&o2_exit_waitq);
+	/* unload waits for every conn, NET_DEL for its NI's */
+	atomic_dec(&o2_nconns);
+	wake_up(&o2_exit_waitq);
 }
 
 /**

@@ -416,7 +416,7 @@ static void o2_connd_scan_fn(struct work_struct *work)
 	 */
 	o2_up->tick(jiffies, ++pass % (HZ / O2_SCAN_INTERVAL) == 0);
 	o2_port_waits_check();
-	list_for_each_entry(ni, &o2_nis, list) {
+	o2_for_each_ni(ni) {
 		/* bounded: at most 100 actions per NI per pass */
 		for (i = 0; i < 100; i++) {
 			if (!o2_connd_scan_ni(ni))

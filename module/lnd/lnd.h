@@ -17,6 +17,14 @@
 extern struct workqueue_struct *o2_connd_wq;
 extern struct workqueue_struct *o2_tx_wq;
 extern struct list_head o2_nis;
+
+/*
+ * Walk o2_nis without a lock: writers hold o2_nis_mutex (lnet/ni.c), an
+ * NI is unlinked with list_del_rcu() and its struct is never freed before
+ * unload, so a walker may stand on a deleted NI and walk on; it finds it
+ * shut down.
+ */
+#define o2_for_each_ni(ni) list_for_each_entry_rcu(ni, &o2_nis, list, true)
 extern int o2_nnis;
 extern atomic_t o2_nconns;
 extern atomic_t o2_npeers;
@@ -207,8 +215,8 @@ struct o2_bulk_owner {
  */
 struct o2_ni {
 	struct list_head list;
+	struct list_head retired;
 	refcount_t ref;
-	u32 index;
 	u64 nid;
 	char net[O2LND_NAME_LEN];
 	char ifname[IFNAMSIZ];
@@ -616,6 +624,7 @@ int o2_conn_start_active(struct o2_peer *peer);
 /* tx.c */
 void o2_tx_pool_init(struct o2_ni *ni);
 void o2_tx_pool_free(struct o2_ni *ni);
+void o2_tx_pool_trim(struct o2_ni *ni);
 struct o2_tx *o2_tx_alloc(struct o2_ni *ni, u8 type);
 struct o2_tx *o2_tx_alloc_inv(struct o2_ni *ni, struct o2_mr *mr,
 			      void (*inv_done)(struct o2_tx *tx, bool clean));

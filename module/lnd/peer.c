@@ -31,7 +31,7 @@ struct o2_ni *o2_ni_by_nid(u64 nid)
 {
 	struct o2_ni *ni;
 
-	list_for_each_entry(ni, &o2_nis, list)
+	o2_for_each_ni(ni)
 		if (ni->nid == nid)
 			return ni;
 	return NULL;
@@ -47,7 +47,7 @@ struct o2_ni *o2_ni_by_net(u32 net)
 {
 	struct o2_ni *ni;
 
-	list_for_each_entry(ni, &o2_nis, list)
+	o2_for_each_ni(ni)
 		if (o2_nid_net(ni->nid) == net)
 			return ni;
 	return NULL;
@@ -68,7 +68,7 @@ struct o2_ni *o2_ni_toward(u64 nid)
 	__be32 addr = htonl((u32)nid);
 	struct o2_ni *ni;
 
-	list_for_each_entry(ni, &o2_nis, list)
+	o2_for_each_ni(ni)
 		if (o2_nid_net(ni->nid) == o2_nid_net(nid) &&
 		    !((ni->addr ^ addr) & ni->mask))
 			return ni;

@@ -49,6 +49,27 @@ void o2_tx_pool_free(struct o2_ni *ni)
 	ni->tx_pool_n = 0;
 }
 
+/**
+ * o2_tx_pool_trim() - free the txs a deleted NI kept
+ * @ni: the NI, shut down: a tx released later still goes back to its
+ *	pool, freed with it at unload
+ */
+void o2_tx_pool_trim(struct o2_ni *ni)
+{
+	struct o2_tx *tx, *tmp;
+	LIST_HEAD(free);
+
+	spin_lock(&ni->tx_pool_lock);
+	list_splice_init(&ni->tx_pool, &free);
+	ni->tx_pool_n = 0;
+	spin_unlock(&ni->tx_pool_lock);
+	list_for_each_entry_safe(tx, tmp, &free, list) {
+		list_del(&tx->list);
+		kfree(tx->msg);
+		kfree(tx);
+	}
+}
+
 /*
  * A tx from @ni's pool, as new: the struct zeroed, its message buffer
  * already zero (o2_tx_pool_put()).  NULL if the pool is empty.

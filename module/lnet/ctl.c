@@ -9,8 +9,8 @@
  * header from it and the handlers see only a checked, zero-extended
  * kernel copy of the argument, which they turn into the reply in place.
  * Views and ping need no capability (what an unprivileged lctl may do);
- * PEER_CLOSE, DISCOVER (it pushes our NIDs to the peer) and the fault
- * rules need CAP_NET_ADMIN, checked before the
+ * PEER_CLOSE, DISCOVER (it pushes our NIDs to the peer), NET_ADD, NET_DEL
+ * and the fault rules need CAP_NET_ADMIN, checked before the
  * argument is read.  Every reply is built in a zeroed kernel buffer, so
  * no padding or stale memory reaches userspace.
  */
@@ -59,6 +59,7 @@ static_assert(offsetof(struct o2lnd_ioc_net, health) ==
 static_assert(offsetof(struct o2lnd_ioc_net, resend_count) ==
 	      O2LND_IOC_NET_SIZE_VER1);
 static_assert(sizeof(struct o2lnd_ioc_lpeer) == O2LND_IOC_LPEER_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_net_cfg) == O2LND_IOC_NET_CFG_SIZE_VER0);
 static_assert(sizeof(struct o2lnd_peer_nid) == 32);
 static_assert(O2_PING_FEAT_MULTI_RAIL == O2LND_PING_FEAT_MULTI_RAIL);
 static_assert(O2_PING_FEAT_DISCOVERY == O2LND_PING_FEAT_DISCOVERY);
@@ -158,14 +159,12 @@ static long o2_ctl_net_show(void *arg)
 		strscpy(n->net, "lo", sizeof(n->net));
 		return 0;
 	}
-	list_for_each_entry(ni, &o2_nis, list) {
-		if (ni->index != index - 1)
-			continue;
-		o2_ni_stats(ni, n);
-		n->count = o2_nnis + 1;
-		return 0;
-	}
-	return -ENOENT;
+	ni = o2_ni_by_index(index);
+	if (!ni)
+		return -ENOENT;
+	o2_ni_stats(ni, n);
+	n->count = o2_nnis + 1;
+	return 0;
 }
 
 static long o2_ctl_peer_show(void *arg)
@@ -319,6 +318,49 @@ static long o2_ctl_fault_list(void *arg)
 
 /* ---- the dispatcher ---- */
 
+/*
+ * NET_ADD, NET_DEL: @net and @ifname NUL-terminated within their fields,
+ * @pad 0 (else -EINVAL); @nid and @count are outputs, whatever they hold
+ * on input is ignored.  Then what o2_ni_add() and o2_ni_del() return.
+ */
+static long o2_ctl_net_cfg(struct o2lnd_ioc_net_cfg *c, bool add)
+{
+	long rc;
+
+	if (c->pad || !memchr(c->net, 0, sizeof(c->net)) ||
+	    !memchr(c->ifname, 0, sizeof(c->ifname)))
+		return -EINVAL;
+	c->nid = 0;
+	c->count = 0;
+	if (add) {
+		rc = o2_ni_add(c->net, c->ifname, &c->nid);
+		if (!rc)
+			c->count = 1;
+		return rc;
+	}
+	return o2_ni_del(c->net, c->ifname, &c->count, &c->nid);
+}
+
+static long o2_ctl_net_add(void *arg)
+{
+	return o2_ctl_net_cfg(arg, true);
+}
+
+/* the caller never learnt of the NI: a failed NET_ADD adds nothing */
+static void o2_ctl_net_add_undo(void *arg)
+{
+	struct o2lnd_ioc_net_cfg *c = arg;
+	u32 count;
+	u64 nid;
+
+	o2_ni_del(c->net, c->ifname, &count, &nid);
+}
+
+static long o2_ctl_net_del(void *arg)
+{
+	return o2_ctl_net_cfg(arg, false);
+}
+
 /**
  * struct o2_ctl_cmd - one ioctl of /dev/o2lnd
  * @handler: turns the checked argument into the reply in place; 0 or a
@@ -387,6 +429,14 @@ static const struct o2_ctl_cmd o2_ctl_cmds[] = {
 		   O2LND_IOC_LPEER_SIZE_VER0, false),
 	O2_CTL_CMD(DISCOVER, o2_ctl_discover, struct o2lnd_ioc_lpeer,
 		   O2LND_IOC_LPEER_SIZE_VER0, true),
+	[_IOC_NR(O2LND_IOC_NET_ADD)] = {
+		.handler = o2_ctl_net_add, .undo = o2_ctl_net_add_undo,
+		.min_size = O2LND_IOC_NET_CFG_SIZE_VER0,
+		.size = sizeof(struct o2lnd_ioc_net_cfg), .admin = true,
+		.name = "NET_ADD",
+	},
+	O2_CTL_CMD(NET_DEL, o2_ctl_net_del, struct o2lnd_ioc_net_cfg,
+		   O2LND_IOC_NET_CFG_SIZE_VER0, true),
 };
 
 /*

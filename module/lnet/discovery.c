@@ -436,7 +436,7 @@ static int o2_ni_rails(struct o2_ni *ni)
 	struct o2_ni *n;
 	int rails = 0;
 
-	list_for_each_entry(n, &o2_nis, list)
+	o2_for_each_ni(n)
 		rails += o2_nid_net(n->nid) == o2_nid_net(ni->nid);
 	return rails;
 }
@@ -482,7 +482,7 @@ static void o2_recovery_work_fn(struct work_struct *work)
 		spin_unlock(&o2_lpeers_lock);
 		return;
 	}
-	list_for_each_entry(ni, &o2_nis, list) {
+	o2_for_each_ni(ni) {
 		/* o2_ni_health() takes no lock */
 		if (READ_ONCE(ni->up) && o2_ni_rails(ni) > 1 &&
 		    atomic_read(&ni->health) < O2_HEALTH_MAX &&
@@ -543,7 +543,7 @@ void o2_health_recover(void)
 
 	if (!o2_health_sensitivity)
 		return;
-	list_for_each_entry(ni, &o2_nis, list)
+	o2_for_each_ni(ni)
 		any |= atomic_read(&ni->health) < O2_HEALTH_MAX;
 	if (!any)
 		return;

@@ -623,7 +623,7 @@ static void o2_lnet_tick(unsigned long now, bool reattach)
 	o2_bulk_expire(now, false);
 	o2_rtr_expire(now, false);
 	/* messages waiting for LNet tx credits past their deadline fail */
-	list_for_each_entry(ni, &o2_nis, list)
+	o2_for_each_ni(ni)
 		o2_ni_expire_credit_waits(ni, now);
 }
 

@@ -151,6 +151,9 @@ void o2_nis_stop(void);
 void o2_nis_free(void);
 void o2_ni_device_removed(struct ib_device *ibdev);
 void o2_nis_reattach(void);
+int o2_ni_add(const char *net, const char *ifname, u64 *nid);
+int o2_ni_del(const char *net, const char *ifname, u32 *count, u64 *nid);
+struct o2_ni *o2_ni_by_index(u32 ni_index);
 struct o2_dev *o2_ni_get_dev(struct o2_ni *ni);
 
 /* views.c */

@@ -1,8 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * o2lnd: the network interfaces: the networks= parser, creating an NI and
- * its listener, attaching to and detaching from RDMA devices, and
- * stopping and freeing every NI at unload.
+ * its listener, adding and deleting NIs at run time (NET_ADD, NET_DEL),
+ * attaching to and detaching from RDMA devices, and stopping and freeing
+ * every NI at unload.
+ *
+ * The NI list (o2_nis) and deleted NIs.  Writers (load, NET_ADD, NET_DEL,
+ * unload) hold o2_nis_mutex; readers walk o2_nis without a lock and keep
+ * the NIs they find for as long as their work takes (a ping, an RPC, a
+ * connd scan).  So an NI deleted at run time is unlinked with
+ * list_del_rcu() (a reader standing on it walks on), set shutdown (no new
+ * peer, message or connection, under ni->lock), and everything it holds is
+ * closed and freed: listener, connections, queued messages, peers, its
+ * pooled txs.  Its struct itself stays, on o2_nis_retired, until unload: a
+ * reader that found it before the delete then sees a shut down NI, never
+ * freed memory.  Adding the same NID again takes that struct back, so
+ * add/delete cycles do not grow the list.
  */
 #include <linux/slab.h>
 #include <linux/ratelimit.h>
@@ -13,8 +26,14 @@
 #include <linux/in.h>
 #include "lnet.h"
 
-/* serialises listener destruction between unload and device removal */
+/*
+ * Serialises the NI list's writers (load, NET_ADD, NET_DEL, unload) and
+ * listener destruction between them and device removal.
+ */
 DEFINE_MUTEX(o2_nis_mutex);
+
+/* deleted NIs, by ni->retired, kept until unload (o2_nis_mutex) */
+static LIST_HEAD(o2_nis_retired);
 
 struct o2_ni_spec {
 	u32 net;
@@ -192,9 +211,58 @@ err:
 	return rc;
 }
 
-static int o2_ni_create(const struct o2_ni_spec *spec, u32 index)
+/*
+ * What a new NI starts with, before anything can see it: locks, lists,
+ * its pool, its reference (o2_nis' own).
+ */
+static void o2_ni_init(struct o2_ni *ni)
 {
-	struct o2_ni *ni;
+	refcount_set(&ni->ref, 1);
+	spin_lock_init(&ni->lock);
+	spin_lock_init(&ni->conns_lock);
+	INIT_LIST_HEAD(&ni->conns);
+	hash_init(ni->peers);
+	atomic_set(&ni->tx_live, 0);
+	o2_tx_pool_init(ni);
+	INIT_LIST_HEAD(&ni->credit_q);
+	INIT_LIST_HEAD(&ni->ready);
+	INIT_WORK(&ni->credit_work, o2_ni_credit_work);
+	ni->shutdown = true;	/* until it listens */
+}
+
+/*
+ * What an NI (new, or deleted and added again) is configured with.  A
+ * deleted NI is empty (o2_ni_drain()), but a reader that found it before
+ * its delete may still take its locks: they are not initialised again,
+ * the rest changes under ni->lock.
+ */
+static void o2_ni_setup(struct o2_ni *ni, const struct o2_ni_spec *spec,
+			u64 nid, __be32 addr, __be32 mask)
+{
+	spin_lock(&ni->lock);
+	atomic_set(&ni->health, O2_HEALTH_MAX);
+	o2_txcr_init(&ni->txcr, o2_credits);
+	memset(&ni->stats, 0, sizeof(ni->stats));
+	ni->nid = nid;
+	ni->addr = addr;
+	ni->mask = mask;
+	/* a new incarnation: peers close what they had with the old one */
+	ni->stamp = ktime_get_real_ns();
+	ni->detached = false;
+	ni->probe_at = 0;
+	o2_net_format(spec->net, ni->net, sizeof(ni->net));
+	strscpy(ni->ifname, spec->ifname, sizeof(ni->ifname));
+	spin_unlock(&ni->lock);
+}
+
+/*
+ * Create the NI of @spec, listening, on o2_nis (not yet up).  A deleted
+ * NI of the same NID is taken back.  Caller holds o2_nis_mutex, or is
+ * loading.  Return: 0 or an errno, after a pr_err().
+ */
+static int o2_ni_create(const struct o2_ni_spec *spec, struct o2_ni **out)
+{
+	struct o2_ni *ni, *old = NULL;
 	__be32 addr, mask;
 	u64 nid;
 	int rc;
@@ -206,37 +274,38 @@ static int o2_ni_create(const struct o2_ni_spec *spec, u32 index)
 	if (o2_ni_by_nid(nid)) {
 		pr_err("o2lnd: networks: interface '%s' given twice in a network\n",
 		       spec->ifname);
-		return -EINVAL;
+		return -EEXIST;
 	}
-	ni = kzalloc(sizeof(*ni), GFP_KERNEL);
-	if (!ni)
-		return -ENOMEM;
-	refcount_set(&ni->ref, 1);
-	spin_lock_init(&ni->lock);
-	spin_lock_init(&ni->conns_lock);
-	INIT_LIST_HEAD(&ni->conns);
-	hash_init(ni->peers);
-	atomic_set(&ni->tx_live, 0);
-	atomic_set(&ni->health, O2_HEALTH_MAX);
-	o2_tx_pool_init(ni);
-	o2_txcr_init(&ni->txcr, o2_credits);
-	INIT_LIST_HEAD(&ni->credit_q);
-	INIT_LIST_HEAD(&ni->ready);
-	INIT_WORK(&ni->credit_work, o2_ni_credit_work);
-	ni->index = index;
-	ni->nid = nid;
-	ni->addr = addr;
-	ni->mask = mask;
-	ni->stamp = ktime_get_real_ns();
-	o2_net_format(spec->net, ni->net, sizeof(ni->net));
-	strscpy(ni->ifname, spec->ifname, sizeof(ni->ifname));
+	list_for_each_entry(ni, &o2_nis_retired, retired) {
+		/* nothing of its old life (tx, peer) is alive any more */
+		if (ni->nid == nid && !atomic_read(&ni->tx_live) &&
+		    refcount_read(&ni->ref) == 1) {
+			old = ni;
+			break;
+		}
+	}
+	ni = old;
+	if (!ni) {
+		ni = kzalloc(sizeof(*ni), GFP_KERNEL);
+		if (!ni)
+			return -ENOMEM;
+		o2_ni_init(ni);
+	}
+	o2_ni_setup(ni, spec, nid, addr, mask);
 	rc = o2_ni_listen(ni, false);
 	if (rc) {
-		kfree(ni);
+		if (!old)
+			kfree(ni);
 		return rc;
 	}
-	list_add_tail(&ni->list, &o2_nis);
+	spin_lock(&ni->lock);
+	ni->shutdown = false;
+	spin_unlock(&ni->lock);
+	if (old)
+		list_del(&old->retired);
+	list_add_tail_rcu(&ni->list, &o2_nis);
 	o2_nnis++;
+	*out = ni;
 	return 0;
 }
 
@@ -259,7 +328,9 @@ int o2_nis_start(const char *networks)
 	if (n < 0)
 		rc = n;
 	for (i = 0; i < n && !rc; i++)
-		rc = o2_ni_create(&specs[i], i);
+		rc = o2_ni_create(&specs[i], &ni);
+	if (rc == -EEXIST)
+		rc = -EINVAL;	/* a bad parameter, as insmod reports it */
 	kfree(specs);
 	if (rc) {
 		o2_nis_stop();
@@ -272,7 +343,7 @@ int o2_nis_start(const char *networks)
 		o2_nis_free();
 		return rc;
 	}
-	list_for_each_entry(ni, &o2_nis, list)
+	o2_for_each_ni(ni)
 		WRITE_ONCE(ni->up, true);
 	return 0;
 }
@@ -328,7 +399,7 @@ void o2_nis_reattach(void)
 	struct o2_ni *ni;
 
 	mutex_lock(&o2_nis_mutex);
-	list_for_each_entry(ni, &o2_nis, list) {
+	o2_for_each_ni(ni) {
 		if (!ni->detached || READ_ONCE(ni->shutdown) || ni->listen_id)
 			continue;
 		if (o2_ni_listen(ni, true))
@@ -400,7 +471,7 @@ void o2_ni_device_removed(struct ib_device *ibdev)
 	struct o2_ni *ni;
 
 	mutex_lock(&o2_nis_mutex);
-	list_for_each_entry(ni, &o2_nis, list) {
+	o2_for_each_ni(ni) {
 		if (ni->dev && ni->dev->ibdev == ibdev && ni->listen_id) {
 			pr_warn("o2lnd: %s: RDMA device %s removed, NI down until a device serves %s again\n",
 				ni->net, ni->devname, ni->ifname);
@@ -414,8 +485,174 @@ void o2_ni_device_removed(struct ib_device *ibdev)
 	}
 	mutex_unlock(&o2_nis_mutex);
 	/* every conn of a detached NI, and the others' on @ibdev */
-	list_for_each_entry(ni, &o2_nis, list)
+	o2_for_each_ni(ni)
 		o2_ni_close_conns(ni, ni->detached ? NULL : ibdev, -ENODEV);
+}
+
+/* Are @ni's conns all freed (o2_conn_release() wakes o2_exit_waitq)? */
+static bool o2_ni_conns_gone(struct o2_ni *ni)
+{
+	bool gone;
+
+	spin_lock(&ni->conns_lock);
+	gone = list_empty(&ni->conns);
+	spin_unlock(&ni->conns_lock);
+	return gone;
+}
+
+/*
+ * Close and free what a deleted NI holds (it is shutdown and unlinked):
+ * its messages waiting for credits or a conn fail with -ESHUTDOWN, its
+ * conns close (their exchanges and forwarded messages end with them) and
+ * are freed, its peers leave its table.  Sleeps, bounded by the conns'
+ * teardowns.
+ */
+static void o2_ni_drain(struct o2_ni *ni)
+{
+	struct hlist_node *tmp;
+	struct o2_peer *peer;
+	LIST_HEAD(fail);
+	int bkt;
+
+	o2_ni_take_credit_waits(ni, jiffies, true, &fail);
+	o2_tx_fail_list(&fail, -ESHUTDOWN);
+	flush_work(&ni->credit_work);
+	o2_ni_close_conns(ni, NULL, -ESHUTDOWN);
+	spin_lock(&ni->lock);
+	hash_for_each(ni->peers, bkt, peer, node) {
+		peer->reconnect = false;
+		o2_peer_update_state(peer);
+		list_splice_init(&peer->tx_queue, &fail);
+	}
+	spin_unlock(&ni->lock);
+	o2_tx_fail_list(&fail, -ESHUTDOWN);
+	while (!wait_event_timeout(o2_exit_waitq, o2_ni_conns_gone(ni),
+				   10 * HZ))
+		pr_warn("o2lnd: %s: deleting NI %s: waiting for its connections to be freed\n",
+			ni->net, ni->ifname);
+	spin_lock(&ni->lock);
+	hash_for_each_safe(ni->peers, bkt, tmp, peer, node) {
+		hash_del(&peer->node);
+		peer->in_table = false;
+		o2_peer_put(peer);
+	}
+	spin_unlock(&ni->lock);
+	o2_tx_pool_trim(ni);
+}
+
+/* "o2ibN" and an interface name, as NET_ADD and NET_DEL take them. */
+static int o2_ni_spec_parse(const char *net, const char *ifname,
+			    bool if_required, struct o2_ni_spec *spec)
+{
+	size_t nlen = strnlen(net, O2LND_NAME_LEN);
+	size_t ilen = strnlen(ifname, O2LND_NAME_LEN);
+
+	if (!nlen || nlen == O2LND_NAME_LEN || ilen >= IFNAMSIZ ||
+	    (if_required && !ilen) ||
+	    o2_net_parse(net, nlen, &spec->net) ||
+	    o2_net_type(spec->net) != O2LND_NET_TYPE_O2IB)
+		return -EINVAL;
+	strscpy(spec->ifname, ifname, sizeof(spec->ifname));
+	return 0;
+}
+
+/**
+ * o2_ni_add() - NET_ADD: a network or an interface added at run time
+ * @net: "o2ibN"
+ * @ifname: the interface
+ * @nid: out: the new NI's NID
+ *
+ * The NI listens and is up when this returns; the peers that know us
+ * learn it (o2_push_all()).  Sleeps.
+ *
+ * Return: 0; -EINVAL (malformed), -ENODEV, -EADDRNOTAVAIL (no interface,
+ * no IPv4 address, no RDMA device), -EEXIST, -ENOSPC (O2_MAX_NETS NIs),
+ * -ESHUTDOWN (unloading), -ENOMEM.
+ */
+int o2_ni_add(const char *net, const char *ifname, u64 *nid)
+{
+	struct o2_ni_spec spec;
+	struct o2_ni *ni;
+	char str[O2_NIDSTR_SIZE];
+	int rc;
+
+	rc = o2_ni_spec_parse(net, ifname, true, &spec);
+	if (rc)
+		return rc;
+	mutex_lock(&o2_nis_mutex);
+	if (o2_nnis >= O2_MAX_NETS)
+		rc = -ENOSPC;
+	else
+		rc = o2_ni_create(&spec, &ni);
+	if (!rc) {
+		WRITE_ONCE(ni->up, true);
+		*nid = ni->nid;
+		o2_push_all();	/* our ping info changed */
+	}
+	mutex_unlock(&o2_nis_mutex);
+	if (!rc)
+		pr_info("o2lnd: %s: NI %s added on %s\n", ni->net,
+			o2_nid_format(*nid, str, sizeof(str)), ifname);
+	return rc;
+}
+
+/**
+ * o2_ni_del() - NET_DEL: delete the NIs of a network, or one interface
+ * @net: "o2ibN"
+ * @ifname: the interface, or "" for every NI of @net
+ * @count: out: NIs deleted
+ * @nid: out: the NID of the last one
+ *
+ * The NIs go down and leave o2_nis at once; what they hold is closed and
+ * freed before this returns (o2_ni_drain()); their structs are kept on
+ * o2_nis_retired (see the top of this file).  Sleeps.
+ *
+ * Return: 0, -EINVAL (malformed) or -ENOENT (no NI matches).
+ */
+int o2_ni_del(const char *net, const char *ifname, u32 *count, u64 *nid)
+{
+	struct o2_ni *gone[O2_MAX_NETS], *ni, *tmp;
+	struct o2_ni_spec spec;
+	char str[O2_NIDSTR_SIZE];
+	u32 n = 0, i;
+	int rc;
+
+	rc = o2_ni_spec_parse(net, ifname, false, &spec);
+	if (rc)
+		return rc;
+	mutex_lock(&o2_nis_mutex);
+	list_for_each_entry_safe(ni, tmp, &o2_nis, list) {
+		if (o2_nid_net(ni->nid) != spec.net ||
+		    (spec.ifname[0] && strcmp(ni->ifname, spec.ifname)) ||
+		    n == ARRAY_SIZE(gone))
+			continue;
+		spin_lock(&ni->lock);
+		ni->shutdown = true;
+		spin_unlock(&ni->lock);
+		o2_ni_stop_listening(ni);
+		ni->detached = false;
+		list_del_rcu(&ni->list);
+		o2_nnis--;
+		gone[n++] = ni;
+	}
+	if (n)
+		o2_push_all();	/* our ping info changed */
+	mutex_unlock(&o2_nis_mutex);
+	if (!n)
+		return -ENOENT;
+	for (i = 0; i < n; i++) {
+		o2_ni_drain(gone[i]);
+		pr_info("o2lnd: %s: NI %s (%s) deleted\n", gone[i]->net,
+			o2_nid_format(gone[i]->nid, str, sizeof(str)),
+			gone[i]->ifname);
+	}
+	mutex_lock(&o2_nis_mutex);
+	for (i = 0; i < n; i++)
+		list_add_tail(&gone[i]->retired, &o2_nis_retired);
+	mutex_unlock(&o2_nis_mutex);
+	*count = n;
+	*nid = gone[n - 1]->nid;
+	return 0;
 }
 
 static void o2_wait_zero(atomic_t *count, const char *what)
@@ -442,7 +679,7 @@ void o2_nis_stop(void)
 	int bkt;
 
 	mutex_lock(&o2_nis_mutex);
-	list_for_each_entry(ni, &o2_nis, list) {
+	o2_for_each_ni(ni) {
 		spin_lock(&ni->lock);
 		ni->shutdown = true;
 		spin_unlock(&ni->lock);
@@ -450,7 +687,7 @@ void o2_nis_stop(void)
 	}
 	mutex_unlock(&o2_nis_mutex);
 
-	list_for_each_entry(ni, &o2_nis, list) {
+	o2_for_each_ni(ni) {
 		/* nothing waits for credits any more, so nothing is handed on */
 		o2_ni_take_credit_waits(ni, jiffies, true, &fail);
 		o2_tx_fail_list(&fail, -ESHUTDOWN);
@@ -470,7 +707,7 @@ void o2_nis_stop(void)
 	o2_bulk_expire(jiffies, true);
 	o2_wait_zero(&o2_nconns, "connections");
 
-	list_for_each_entry(ni, &o2_nis, list) {
+	o2_for_each_ni(ni) {
 		spin_lock(&ni->lock);
 		hash_for_each_safe(ni->peers, bkt, tmp, peer, node) {
 			hash_del(&peer->node);
@@ -499,4 +736,12 @@ void o2_nis_free(void)
 		kfree(ni);
 	}
 	o2_nnis = 0;
+	/* deleted at run time: drained then, their last peers gone since */
+	list_for_each_entry_safe(ni, next, &o2_nis_retired, retired) {
+		list_del(&ni->retired);
+		WARN_ON(!refcount_dec_and_test(&ni->ref));
+		WARN_ON(atomic_read(&ni->tx_live));
+		o2_tx_pool_free(ni);
+		kfree(ni);
+	}
 }

@@ -147,26 +147,32 @@ u32 o2_ping_info_fill(void *buf, u32 size)
 	struct o2_ping_info pi = {};
 	struct o2_ping_ni ent = {};
 	struct o2_ni *ni;
-	u32 len;
+	u32 len, nnis = 1;	/* 0@lo */
 
 	pi.magic = cpu_to_le32(O2_PING_MAGIC);
 	pi.features = cpu_to_le32(O2_PING_FEAT_BASE | O2_PING_FEAT_NI_STATUS |
 				  O2_PING_FEAT_MULTI_RAIL |
 				  O2_PING_FEAT_DISCOVERY);
 	pi.pid = cpu_to_le32(O2LND_PID_LUSTRE);
-	pi.nnis = cpu_to_le32(1 + o2_nnis);
-	len = o2_put_trunc(buf, size, 0, &pi, sizeof(pi));
+	/* written last, with the NIs counted */
+	len = min_t(u32, sizeof(pi), size);
 
 	ent.nid = cpu_to_le64(O2LND_LO_NID);
 	ent.status = cpu_to_le32(o2_ping_seqno());
 	len = o2_put_trunc(buf, size, len, &ent, sizeof(ent));
-	list_for_each_entry(ni, &o2_nis, list) {
+	/* NET_ADD and NET_DEL may change the list meanwhile: count here */
+	o2_for_each_ni(ni) {
+		if (READ_ONCE(ni->shutdown))
+			continue;
 		ent.nid = cpu_to_le64(ni->nid);
 		ent.status = cpu_to_le32(READ_ONCE(ni->up) ?
 					 O2LND_NI_STATUS_UP :
 					 O2LND_NI_STATUS_DOWN);
 		len = o2_put_trunc(buf, size, len, &ent, sizeof(ent));
+		nnis++;
 	}
+	pi.nnis = cpu_to_le32(nnis);
+	o2_put_trunc(buf, size, 0, &pi, sizeof(pi));
 	return len;
 }
 

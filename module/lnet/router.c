@@ -145,7 +145,7 @@ static int o2_route_find(u32 net)
 	struct o2_ni *ni;
 	int n = 0, i;
 
-	list_for_each_entry(ni, &o2_nis, list)
+	o2_for_each_ni(ni)
 		if (n < O2_MAX_NETS)
 			nets[n++] = o2_nid_net(ni->nid);
 	for (i = 0; i < o2_nroutes; i++) {

@@ -162,13 +162,20 @@ void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out)
 	mutex_unlock(&o2_nis_mutex);
 }
 
-/* The NI of a NET_SHOW index (1..), or NULL. */
-static struct o2_ni *o2_ni_by_index(u32 ni_index)
+/**
+ * o2_ni_by_index() - the NI of a NET_SHOW index
+ * @ni_index: 1.. (0 is 0@lo): the position on o2_nis, which NET_ADD and
+ *	NET_DEL change
+ *
+ * Return: the NI, or NULL.
+ */
+struct o2_ni *o2_ni_by_index(u32 ni_index)
 {
 	struct o2_ni *ni;
+	u32 i = 0;
 
-	list_for_each_entry(ni, &o2_nis, list)
-		if (ni_index && ni->index == ni_index - 1)
+	o2_for_each_ni(ni)
+		if (++i == ni_index)
 			return ni;
 	return NULL;
 }
@@ -327,7 +334,7 @@ int o2_peer_close(u64 nid, u64 local_nid, u32 *closed)
 	struct o2_ni *ni;
 
 	*closed = 0;
-	list_for_each_entry(ni, &o2_nis, list) {
+	o2_for_each_ni(ni) {
 		if (local_nid != O2LND_NID_ANY && ni->nid != local_nid)
 			continue;
 		do {

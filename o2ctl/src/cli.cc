@@ -475,6 +475,73 @@ int run_peer_close(Env& env, const Opts& opts, const Positional& positional) {
   return kExitOk;
 }
 
+// --- net add, net del --------------------------------------------------------
+
+constexpr Option kNetCfgOptions[] = {
+    {"--net", "-n", true},
+    {"--if", "-i", true},
+};
+
+int run_net_cfg(Env& env, const Opts& opts, const Positional& positional, bool add) {
+  const std::string_view cmd = add ? "net add" : "net del";
+  if (!positional.empty()) {
+    return usage_error(env, cmd, "unexpected argument '" + std::string(positional[0]) + "'");
+  }
+  auto net = opts.find("--net");
+  if (net == opts.end()) {
+    return usage_error(env, cmd, "expected --net NET");
+  }
+  auto itf = opts.find("--if");
+  if (add && itf == opts.end()) {
+    return usage_error(env, cmd, "expected --if INTERFACE");
+  }
+  const std::string ifname = itf == opts.end() ? std::string() : std::string(itf->second);
+  const std::string what =
+      std::string(net->second) + (ifname.empty() ? std::string() : "(" + ifname + ")");
+  auto dev = open_device(env);
+  if (!dev) {
+    return kExitFailure;
+  }
+  if (add) {
+    auto nid = dev->net_add(net->second, ifname);
+    if (!nid) {
+      switch (nid.error().errnum) {
+        case EEXIST:
+          env.err << "o2ctl: net add: " << what << " exists\n";
+          return kExitFailure;
+        case ENODEV:
+        case EADDRNOTAVAIL:
+          env.err << "o2ctl: net add: " << what
+                  << ": no such interface, or it has no IPv4 address or no RDMA device ("
+                  << nid.error().message << ")\n";
+          return kExitFailure;
+        default:
+          return kernel_failure(env, cmd, *dev, nid.error());
+      }
+    }
+    env.out << "added " << nid->str() << " on " << ifname << "\n";
+    return kExitOk;
+  }
+  auto n = dev->net_del(net->second, ifname);
+  if (!n) {
+    if (n.error().errnum == ENOENT) {
+      env.err << "o2ctl: net del: no NI of " << what << "\n";
+      return kExitFailure;
+    }
+    return kernel_failure(env, cmd, *dev, n.error());
+  }
+  env.out << "deleted " << *n << (*n == 1 ? " NI" : " NIs") << " of " << what << "\n";
+  return kExitOk;
+}
+
+int run_net_add(Env& env, const Opts& opts, const Positional& positional) {
+  return run_net_cfg(env, opts, positional, true);
+}
+
+int run_net_del(Env& env, const Opts& opts, const Positional& positional) {
+  return run_net_cfg(env, opts, positional, false);
+}
+
 // --- discover, peer list ---------------------------------------------------
 
 constexpr Option kDiscoverOptions[] = {
@@ -977,6 +1044,29 @@ constexpr Command kCommands[] = {
      "                    available/max) MIN Q (waiting for a credit) TXS\n"
      "                    (txs live/ntx) MRS (MR pool used/size)\n",
      kListOptions, run_net_show},
+    {"net add", "--net NET --if INTERFACE", "add a network or an interface, like 'lnetctl net add'",
+     "Adds an NI of network NET (o2ibN) on INTERFACE without a reload: it\n"
+     "listens on the interface's IPv4 address and is up at once, and the peers\n"
+     "that discovered us learn it (a push).  Prints 'added NID on INTERFACE'.\n"
+     "Exits 1 when the NI exists, the interface does not exist or has no IPv4\n"
+     "address or RDMA device, or the module has its maximum of NIs.  Needs\n"
+     "CAP_NET_ADMIN.\n"
+     "\n"
+     "  -n, --net NET     the network, e.g. o2ib1\n"
+     "  -i, --if INTERFACE the interface, e.g. eth1\n",
+     kNetCfgOptions, run_net_add},
+    {"net del", "--net NET [--if INTERFACE]",
+     "delete a network or an interface, like 'lnetctl net del'",
+     "Deletes the NI of NET on INTERFACE, or every NI of NET without --if,\n"
+     "without a reload: it goes down at once, its connections are closed and\n"
+     "freed, the messages waiting on it fail and its peers are forgotten before\n"
+     "the command returns; the peers that discovered us learn it (a push).\n"
+     "Prints 'deleted N NIs of NET'.  Exits 1 when no NI matches.  Needs\n"
+     "CAP_NET_ADMIN.\n"
+     "\n"
+     "  -n, --net NET     the network\n"
+     "  -i, --if INTERFACE only the NI on this interface\n",
+     kNetCfgOptions, run_net_del},
     {"peer show", "[NID] [--net NET] [-v] [-t]", "peers of the local NIs as YAML",
      "Lists every peer of every o2ib NI (one entry per NI that knows it):\n"
      "nid, local nid, state (idle, connecting, established, backoff), its\n"

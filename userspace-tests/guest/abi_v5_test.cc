@@ -95,13 +95,13 @@ TEST_F(RoutingAbiTest, VersionAnswersAnAbi4CallerWithTheCurrentAbi) {
   EXPECT_GE(a.abi_version, 5U) << "ROUTE_SHOW and ROUTING_SHOW came with ABI 5";
 }
 
-TEST_F(RoutingAbiTest, TheNumbersAfterDiscoverAreEnotty) {
+TEST_F(RoutingAbiTest, TheNumbersAfterNetDelAreEnotty) {
   // (ROUTING_SHOW's number with another direction or size is ROUTING_SHOW
   // since ABI 6: abi_v6_test.cc.)
   auto a = make_arg<o2lnd_ioc_routing>();
   for (unsigned long cmd : {
-           static_cast<unsigned long>(_IOWR(O2LND_IOC_MAGIC, 15, o2lnd_ioc_routing)),
-           static_cast<unsigned long>(_IOWR(O2LND_IOC_MAGIC, 16, o2lnd_ioc_routing)),
+           static_cast<unsigned long>(_IOWR(O2LND_IOC_MAGIC, 17, o2lnd_ioc_routing)),
+           static_cast<unsigned long>(_IOWR(O2LND_IOC_MAGIC, 18, o2lnd_ioc_routing)),
        }) {
     expect_refused(cmd, a, ENOTTY, "an unknown command");
   }

@@ -245,7 +245,7 @@ TEST_F(AbiV6Test, AbsurdSizeIsE2big) {
 
 TEST_F(AbiV6Test, UnknownNumberIsEnotty) {
   auto b = buffer(make_arg<o2lnd_ioc_version>(), sizeof(o2lnd_ioc_version));
-  for (unsigned nr : {0U, 15U, 16U, 0x7fU, 0xffU}) {
+  for (unsigned nr : {0U, 17U, 18U, 0x7fU, 0xffU}) {
     for (unsigned long cmd :
          {static_cast<unsigned long>(_IOC(_IOC_READ | _IOC_WRITE, O2LND_IOC_MAGIC, nr, b.size())),
           static_cast<unsigned long>(_IOC(_IOC_NONE, O2LND_IOC_MAGIC, nr, 0))}) {

@@ -228,6 +228,8 @@ TEST_F(Hostile, ConfigNeedsCapNetAdminViewsAndPingDoNot) {
       {"fault list", true},
       {std::string("peer close ") + kPeer, true},
       {std::string("discover ") + kPeer, true},
+      {"net add --net o2ib3 --if veth0", true},
+      {"net del --net o2ib0", true},
       {"net show -v", false},
       {"peer list", false},
       {"peer show -v", false},

@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <future>
 #include <map>
 #include <string>
 #include <vector>
@@ -348,6 +349,144 @@ TEST_F(MultiRail, BulkToAMultiRailPeerUsesBothRailsInTurns) {
   if (one.at("mib_per_s") > 0) {
     figure("two_rails_over_one", std::to_string(both.at("mib_per_s") / one.at("mib_per_s")));
   }
+}
+
+// Networks at run time (`o2ctl net add|del`, as lnetctl net add|del), on
+// nodes loaded with the first rail only (o2ib0(eth0)), under checked bulk
+// on o2ib0 that must not notice.  Twice: a second network on eth1 is
+// added on both nodes and carries checked bulk; deleted on g2 under bulk
+// to it, the delete returns with nothing of the NI left on g2 (no NI,
+// connection or peer) and the RPCs to it end (failed, none corrupted); a
+// ping of it fails; deleted on g1.  The second round adds the NIs again
+// into the structs the first deletes kept, with a new incarnation.  In
+// the end the o2ib0 bulk lost nothing and g2 holds what it held before.
+TEST_F(MultiRail, ANetworkAddedAndDeletedUnderTrafficWithoutAReload) {
+  constexpr const char* kG2b1 = "192.168.2.2@o2ib1";
+  for (const char* n : {"g1", "g2"}) {
+    ASSERT_TRUE(insmod(guest(n), "o2ib0(eth0)").ok()) << n << bed().test_log();
+  }
+  Guest& g1 = guest("g1");
+  Guest& g2 = guest("g2");
+  expect_ping_ok(g1, kG2a, "--timeout 20");
+  const RdmaRes g2_base = rdma_res(g2);  // one listener and one connection of o2ib0
+  ASSERT_TRUE(run(g1,
+                  "rm -f /tmp/net-bg.log /tmp/net-bg.done; (" + o2ctl_path() +
+                      " selftest brw write " + kG2a +
+                      " --size 64K --check --concurrency 4 --duration 60 --timeout 20000 -y "
+                      "> /tmp/net-bg.log 2>&1; touch /tmp/net-bg.done) >/dev/null 2>&1 &",
+                  30)
+                  .ok());
+  // bad requests change nothing
+  RunResult bad = o2ctl(g2, "net add --net o2ib1 --if nope0");
+  EXPECT_EQ(bad.status, 1) << bad.out;
+  EXPECT_NE(bad.out.find("no such interface"), std::string::npos) << bad.out;
+  bad = o2ctl(g2, "net del --net o2ib1");
+  EXPECT_EQ(bad.status, 1) << bad.out;
+  EXPECT_NE(bad.out.find("no NI of o2ib1"), std::string::npos) << bad.out;
+
+  for (int cycle = 1; cycle <= 2; cycle++) {
+    SCOPED_TRACE("cycle " + std::to_string(cycle));
+    for (Guest* g : {&g1, &g2}) {
+      const auto t0 = std::chrono::steady_clock::now();
+      RunResult a = o2ctl(*g, "net add --net o2ib1 --if eth1");
+      ASSERT_TRUE(a.ok()) << g->name() << ": " << a.out;
+      if (cycle == 1) figure("net_add_s", std::to_string(since(t0)));
+      EXPECT_NE(a.out.find("@o2ib1 on eth1"), std::string::npos) << a.out;
+    }
+    RunResult again = o2ctl(g2, "net add --net o2ib1 --if eth1");
+    EXPECT_EQ(again.status, 1) << again.out;
+    EXPECT_NE(again.out.find("exists"), std::string::npos) << again.out;
+    bool up = false;
+    for (const auto& ni : parse_net_nis(o2ctl(g2, "net show").out)) {
+      if (field(ni, "nid") == kG2b1) up = field(ni, "status") == "up";
+    }
+    EXPECT_TRUE(up) << "g2's new NI is not listed up:\n" << o2ctl(g2, "net show").out;
+    expect_ping_ok(g1, kG2b1, "--timeout 20");
+    Selftest w = parse_selftest(o2ctl(
+        g1, std::string("selftest brw write ") + kG2b1 + " --size 64K --check --duration 3 -y",
+        120));
+    ASSERT_EQ(w.error, "") << w.text();
+    EXPECT_EQ(w.at("errors.total"), 0) << w.text();
+
+    // deleted on g2 under bulk to it
+    auto cut = std::async(std::launch::async, [&g1, kG2b1] {
+      return g1.run(o2ctl_path() + " selftest brw write " + kG2b1 +
+                        " --size 64K --check --concurrency 4 --duration 6 --timeout 20000 -y",
+                    180);
+    });
+    usleep(2 * 1000 * 1000);
+    const auto t0 = std::chrono::steady_clock::now();
+    RunResult d = o2ctl(g2, "net del --net o2ib1 --if eth1");
+    const double del_s = since(t0);
+    ASSERT_TRUE(d.ok()) << d.out;
+    EXPECT_NE(d.out.find("deleted 1 NI of o2ib1(eth1)"), std::string::npos) << d.out;
+    figure("net_del_under_bulk_s_cycle" + std::to_string(cycle), std::to_string(del_s));
+    // nothing of o2ib1 is left on g2 once the delete returned
+    for (const auto& ni : parse_net_nis(o2ctl(g2, "net show").out)) {
+      EXPECT_NE(field(ni, "nid"), kG2b1) << "the deleted NI is still listed";
+    }
+    for (const auto& c : conns(g2)) {
+      EXPECT_EQ(field(c, "local nid").find("@o2ib1"), std::string::npos)
+          << "a connection of the deleted NI is left:\n"
+          << dump({c});
+    }
+    for (const auto& pr : parse_yaml_list(o2ctl(g2, "peer show").out, "peer")) {
+      EXPECT_EQ(field(pr, "local nid").find("@o2ib1"), std::string::npos)
+          << "a peer of the deleted NI is left:\n"
+          << dump({pr});
+    }
+    Selftest c = parse_selftest(cut.get());
+    ASSERT_EQ(c.error, "") << c.text();
+    EXPECT_EQ(c.at("errors.verify"), 0) << c.text();
+    // (a write whose data arrived but whose LNet ACK the NI never sent
+    // waits out its deadline, as with LNet: those are the `expired` ones)
+    figure("rpcs_to_the_deleted_ni_failed_cycle" + std::to_string(cycle),
+           std::to_string(static_cast<int64_t>(c.at("errors.total"))));
+    figure("rpcs_to_the_deleted_ni_expired_cycle" + std::to_string(cycle),
+           std::to_string(static_cast<int64_t>(c.at("errors.expired"))));
+    RunResult p = o2ctl(g1, std::string("ping ") + kG2b1 + " --timeout 5", 30);
+    EXPECT_FALSE(p.ok()) << "a deleted NI answered a ping:\n" << p.out;
+    ASSERT_TRUE(o2ctl(g1, "net del --net o2ib1").ok());
+  }
+  // the o2ib0 traffic beside it lost nothing
+  Selftest st = parse_selftest(run(g1,
+                                   "for i in $(seq 240); do [ -e /tmp/net-bg.done ] && break; "
+                                   "sleep 0.5; done; cat /tmp/net-bg.log",
+                                   180));
+  ASSERT_EQ(st.error, "") << st.text();
+  EXPECT_GT(st.at("rpcs"), 0) << st.text();
+  EXPECT_EQ(st.at("errors.total"), 0) << "o2ib0's RPCs failed while o2ib1 came and went:\n"
+                                      << st.text();
+  EXPECT_EQ(st.at("errors.verify"), 0) << st.text();
+  figure("o2ib0_rpcs_beside", std::to_string(static_cast<int64_t>(st.at("rpcs"))));
+  // g2 holds what it held before the first add: o2ib0's listener and conn
+  RdmaRes now = wait_rdma_res(g2, g2_base, 20);
+  EXPECT_EQ(now, g2_base) << now.str() << " vs " << g2_base.str();
+}
+
+// An interface added to a network the peer discovered is pushed to it: the
+// peer lists our new NID (Multi-Rail) and reaches it, and forgets it once
+// it is deleted.
+TEST_F(MultiRail, AnInterfaceAddedOrDeletedIsPushedToThePeer) {
+  // g2 on both rails: it reaches g1's second NID from its own eth1
+  ASSERT_TRUE(insmod(guest("g1"), "o2ib0(eth0)").ok()) << bed().test_log();
+  ASSERT_TRUE(insmod(guest("g2"), kNet).ok()) << bed().test_log();
+  Guest& g1 = guest("g1");
+  Guest& g2 = guest("g2");
+  RunResult d = o2ctl(g2, std::string("discover ") + kG1a + " --timeout 20", 60);
+  ASSERT_TRUE(d.ok()) << d.out;
+  EXPECT_EQ(field(wait_lpeer(g2, kG1a, "nids", "1", 10), "nids"), "1");
+  ASSERT_TRUE(o2ctl(g1, "net add --net o2ib0 --if eth1").ok());
+  Record p = wait_lpeer(g2, kG1a, "nids", "2", 20);
+  EXPECT_EQ(field(p, "nids"), "2") << "g2 did not learn g1's new NID from the push";
+  EXPECT_EQ(field(p, "peer ni.1.nid"), kG1b);
+  EXPECT_EQ(field(p, "Multi-Rail"), "true");
+  // g2 reaches the new NID, and g1 answers from it
+  expect_ping_ok(g2, kG1b, "--timeout 20");
+  ASSERT_TRUE(o2ctl(g1, "net del --net o2ib0 --if eth1").ok());
+  p = wait_lpeer(g2, kG1a, "nids", "1", 20);
+  EXPECT_EQ(field(p, "nids"), "1") << "g2 still lists g1's deleted NID";
+  expect_ping_ok(g2, kG1a, "--timeout 20");
 }
 
 }  // namespace

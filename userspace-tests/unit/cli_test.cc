@@ -741,6 +741,68 @@ TEST_F(PeerCliTest, ConnShowFiltersByPeerAndNet) {
   EXPECT_EQ(run_o2ctl({"conn", "show", "extra"}), kExitUsage);
 }
 
+// ---- net add, net del -----------------------------------------------------------------
+
+TEST_F(CliTest, NetAddSendsTheNetAndInterfaceAndPrintsTheNid) {
+  kernel_->on_net_cfg = [](o2lnd_ioc_net_cfg& c, bool add) {
+    if (!add) return EINVAL;
+    c.nid = (std::uint64_t{(5U << 16) | 1U} << 32) | 0xc0a80201U;  // 192.168.2.1@o2ib1
+    c.count = 1;
+    return 0;
+  };
+  EXPECT_EQ(run_o2ctl({"net", "add", "--net", "o2ib1", "--if", "eth1"}), kExitOk);
+  EXPECT_EQ(out(), "added 192.168.2.1@o2ib1 on eth1\n");
+  auto sent = kernel_->last<o2lnd_ioc_net_cfg>(O2LND_IOC_NET_ADD);
+  EXPECT_STREQ(sent.net, "o2ib1");
+  EXPECT_STREQ(sent.ifname, "eth1");
+  EXPECT_EQ(sent.pad, 0U);
+}
+
+TEST_F(CliTest, NetAddSaysWhyItFailed) {
+  kernel_->on_net_cfg = [](o2lnd_ioc_net_cfg&, bool) { return EEXIST; };
+  EXPECT_EQ(run_o2ctl({"net", "add", "--net", "o2ib1", "--if", "eth1"}), kExitFailure);
+  EXPECT_EQ(err(), "o2ctl: net add: o2ib1(eth1) exists\n");
+  kernel_->on_net_cfg = [](o2lnd_ioc_net_cfg&, bool) { return ENODEV; };
+  EXPECT_EQ(run_o2ctl({"net", "add", "--net", "o2ib1", "--if", "nope0"}), kExitFailure);
+  EXPECT_NE(err().find("o2ctl: net add: o2ib1(nope0): no such interface"), std::string::npos)
+      << err();
+  kernel_->fail[O2LND_IOC_NET_ADD] = EPERM;
+  EXPECT_EQ(run_o2ctl({"net", "add", "--net", "o2ib1", "--if", "eth1"}), kExitFailure);
+  EXPECT_EQ(err(), "o2ctl: net add: permission denied (needs CAP_NET_ADMIN)\n");
+}
+
+TEST_F(CliTest, NetAddNeedsNetAndInterface) {
+  EXPECT_EQ(run_o2ctl({"net", "add", "--net", "o2ib1"}), kExitUsage);
+  EXPECT_EQ(err(), "o2ctl net add: expected --if INTERFACE\nTry 'o2ctl net add --help'.\n");
+  EXPECT_EQ(run_o2ctl({"net", "add", "--if", "eth1"}), kExitUsage);
+  EXPECT_EQ(run_o2ctl({"net", "add", "--net", "o2ib1", "--if", "eth1", "extra"}), kExitUsage);
+  EXPECT_EQ(kernel_->opens, 0);
+  // names that cannot fit never reach the module
+  EXPECT_EQ(run_o2ctl({"net", "add", "--net", "o2ib1", "--if", "an-interface-name-too-long"}),
+            kExitFailure);
+  EXPECT_EQ(kernel_->count(O2LND_IOC_NET_ADD), 0U);
+}
+
+TEST_F(CliTest, NetDelOfANetOrOneInterface) {
+  bool whole = false;
+  kernel_->on_net_cfg = [&whole](o2lnd_ioc_net_cfg& c, bool add) {
+    if (add) return EINVAL;
+    whole = c.ifname[0] == 0;
+    c.count = whole ? 2 : 1;
+    return 0;
+  };
+  EXPECT_EQ(run_o2ctl({"net", "del", "--net", "o2ib1"}), kExitOk);
+  EXPECT_TRUE(whole);
+  EXPECT_EQ(out(), "deleted 2 NIs of o2ib1\n");
+  EXPECT_EQ(run_o2ctl({"net", "del", "--net", "o2ib1", "--if", "eth1"}), kExitOk);
+  EXPECT_FALSE(whole);
+  EXPECT_EQ(out(), "deleted 1 NI of o2ib1(eth1)\n");
+  kernel_->on_net_cfg = [](o2lnd_ioc_net_cfg&, bool) { return ENOENT; };
+  EXPECT_EQ(run_o2ctl({"net", "del", "--net", "o2ib7"}), kExitFailure);
+  EXPECT_EQ(err(), "o2ctl: net del: no NI of o2ib7\n");
+  EXPECT_EQ(run_o2ctl({"net", "del"}), kExitUsage);
+}
+
 // ---- peer close ----------------------------------------------------------------------
 
 TEST_F(PeerCliTest, PeerClosePrintsClosedCount) {
@@ -1121,10 +1183,10 @@ TEST_F(CliTest, GroupsListTheirCommands) {
 
 TEST(CommandNames, EveryCommandInHelpOrder) {
   EXPECT_EQ(command_names(),
-            (std::vector<std::string_view>{"ping", "net show", "peer show", "peer list", "discover",
-                                           "peer close", "conn show", "route show", "routing show",
-                                           "fault add", "fault del", "fault list", "stats",
-                                           "selftest ping", "selftest brw", "version"}));
+            (std::vector<std::string_view>{
+                "ping", "net show", "net add", "net del", "peer show", "peer list", "discover",
+                "peer close", "conn show", "route show", "routing show", "fault add", "fault del",
+                "fault list", "stats", "selftest ping", "selftest brw", "version"}));
 }
 
 // ---- probability and number parsing ---------------------------------------------------------

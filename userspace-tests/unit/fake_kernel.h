@@ -1,6 +1,6 @@
 // A fake o2lnd module behind o2lnd::Backend: answers VERSION, PING, BRW,
 // NET_SHOW, PEER_SHOW, CONN_SHOW, PEER_CLOSE, FAULT_ADD/DEL/LIST,
-// ROUTE_SHOW, ROUTING_SHOW, LPEER_SHOW and DISCOVER from
+// ROUTE_SHOW, ROUTING_SHOW, LPEER_SHOW, DISCOVER, NET_ADD and NET_DEL from
 // state the test sets, applies the rules of include/uapi/o2lnd.h like the
 // module does (dispatch on type and nr; hdr.size at least the VER0 size, a
 // multiple of 8, at most O2LND_IOC_MAX_SIZE; an older struct zero-extended,
@@ -76,6 +76,11 @@ struct FakeKernel {
   // module's argument checks (EINVAL before it).
   std::vector<o2lnd_ioc_lpeer> lpeers;
   std::function<int(o2lnd_ioc_lpeer&)> on_discover = [](o2lnd_ioc_lpeer&) { return EHOSTUNREACH; };
+  // NET_ADD / NET_DEL: called after the module's argument checks (EINVAL
+  // before it), with add true for NET_ADD.
+  std::function<int(o2lnd_ioc_net_cfg&, bool)> on_net_cfg = [](o2lnd_ioc_net_cfg&, bool) {
+    return ENOENT;
+  };
   // An errno to return for a command instead of serving it (EPERM, ENOTTY).
   std::map<unsigned long, int> fail;
 
@@ -122,7 +127,9 @@ struct FakeKernel {
           Cmd{O2LND_IOC_ROUTE_SHOW, O2LND_IOC_ROUTE_SIZE_VER0, sizeof(o2lnd_ioc_route)},
           Cmd{O2LND_IOC_ROUTING_SHOW, O2LND_IOC_ROUTING_SIZE_VER0, sizeof(o2lnd_ioc_routing)},
           Cmd{O2LND_IOC_LPEER_SHOW, O2LND_IOC_LPEER_SIZE_VER0, sizeof(o2lnd_ioc_lpeer)},
-          Cmd{O2LND_IOC_DISCOVER, O2LND_IOC_LPEER_SIZE_VER0, sizeof(o2lnd_ioc_lpeer)}}) {
+          Cmd{O2LND_IOC_DISCOVER, O2LND_IOC_LPEER_SIZE_VER0, sizeof(o2lnd_ioc_lpeer)},
+          Cmd{O2LND_IOC_NET_ADD, O2LND_IOC_NET_CFG_SIZE_VER0, sizeof(o2lnd_ioc_net_cfg)},
+          Cmd{O2LND_IOC_NET_DEL, O2LND_IOC_NET_CFG_SIZE_VER0, sizeof(o2lnd_ioc_net_cfg)}}) {
       if (_IOC_NR(c.cmd) == _IOC_NR(cmd)) {
         return c;
       }
@@ -247,6 +254,17 @@ struct FakeKernel {
         return show(*static_cast<o2lnd_ioc_conn*>(arg), conns);
       case O2LND_IOC_PEER_CLOSE:
         return peer_close(*static_cast<o2lnd_ioc_peer_close*>(arg));
+      case O2LND_IOC_NET_ADD:
+      case O2LND_IOC_NET_DEL: {
+        auto* c = static_cast<o2lnd_ioc_net_cfg*>(arg);
+        if (c->pad != 0 || std::memchr(c->net, 0, sizeof(c->net)) == nullptr ||
+            std::memchr(c->ifname, 0, sizeof(c->ifname)) == nullptr) {
+          return EINVAL;
+        }
+        c->nid = 0;
+        c->count = 0;
+        return on_net_cfg(*c, cmd == O2LND_IOC_NET_ADD);
+      }
       case O2LND_IOC_FAULT_ADD:
         return fault_add(*static_cast<o2lnd_ioc_fault*>(arg));
       case O2LND_IOC_FAULT_DEL:

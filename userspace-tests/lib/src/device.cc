@@ -634,6 +634,50 @@ Result<std::uint32_t> Device::peer_close(Nid nid, std::optional<Nid> local) {
   return std::uint32_t{arg.closed};
 }
 
+namespace {
+
+// The NET_ADD/NET_DEL argument of `net` and `ifname`, or why they cannot be.
+Result<o2lnd_ioc_net_cfg> net_cfg_arg(std::string_view net, std::string_view ifname,
+                                      bool if_required) {
+  constexpr std::size_t kIfNameMax = 15;  // IFNAMSIZ - 1
+  if (net.empty() || net.size() >= O2LND_NAME_LEN) {
+    return invalid("network name '" + std::string(net) + "' is empty or too long");
+  }
+  if ((if_required && ifname.empty()) || ifname.size() > kIfNameMax) {
+    return invalid("interface name '" + std::string(ifname) + "' is empty or too long");
+  }
+  auto arg = make_arg<o2lnd_ioc_net_cfg>();
+  std::memcpy(arg.net, net.data(), net.size());
+  std::memcpy(arg.ifname, ifname.data(), ifname.size());
+  return arg;
+}
+
+}  // namespace
+
+Result<Nid> Device::net_add(std::string_view net, std::string_view ifname) {
+  auto arg = net_cfg_arg(net, ifname, true);
+  if (!arg) {
+    return arg.error();
+  }
+  if (int err = backend_->ioctl(O2LND_IOC_NET_ADD, &*arg); err != 0) {
+    return ioctl_error(
+        err, "O2LND_IOC_NET_ADD of " + std::string(net) + "(" + std::string(ifname) + ")");
+  }
+  return Nid(arg->nid);
+}
+
+Result<std::uint32_t> Device::net_del(std::string_view net, std::string_view ifname) {
+  auto arg = net_cfg_arg(net, ifname, false);
+  if (!arg) {
+    return arg.error();
+  }
+  if (int err = backend_->ioctl(O2LND_IOC_NET_DEL, &*arg); err != 0) {
+    return ioctl_error(err, "O2LND_IOC_NET_DEL of " + std::string(net) +
+                                (ifname.empty() ? "" : "(" + std::string(ifname) + ")"));
+  }
+  return std::uint32_t{arg->count};
+}
+
 Result<std::uint32_t> Device::fault_add(const FaultRule& rule) {
   if (auto ok = validate(rule); !ok) {
     return ok.error();

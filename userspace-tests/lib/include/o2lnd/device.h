@@ -407,6 +407,18 @@ class Device {
   // knows the peer, EPERM without CAP_NET_ADMIN.
   Result<std::uint32_t> peer_close(Nid nid, std::optional<Nid> local = std::nullopt);
 
+  // Adds an NI on network `net` ("o2ibN") over interface `ifname` at run
+  // time, as `lnetctl net add`; returns its NID.  EINVAL for a name that
+  // cannot fit (checked here first) or that the module refuses; ENODEV or
+  // EADDRNOTAVAIL (no such interface, no IPv4 address, no RDMA device);
+  // EEXIST; ENOSPC (the module's NI limit); EPERM without CAP_NET_ADMIN.
+  Result<Nid> net_add(std::string_view net, std::string_view ifname);
+  // Deletes the NI of `net` over `ifname`, or every NI of `net` when
+  // `ifname` is empty, as `lnetctl net del`: its connections are closed and
+  // freed before this returns.  Returns how many NIs were deleted; ENOENT
+  // when none matches.
+  Result<std::uint32_t> net_del(std::string_view net, std::string_view ifname = {});
+
   // Adds a fault rule (validate()d first; EINVAL without calling the
   // module); returns its id.  ENOSPC past O2LND_FAULT_MAX_RULES.
   Result<std::uint32_t> fault_add(const FaultRule& rule);
