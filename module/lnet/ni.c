@@ -489,6 +489,57 @@ void o2_ni_device_removed(struct ib_device *ibdev)
 		o2_ni_close_conns(ni, ni->detached ? NULL : ibdev, -ENODEV);
 }
 
+/*
+ * Stop what a shut down NI still does: its messages waiting for credits
+ * or for a conn fail with -ESHUTDOWN (nothing is handed on: nothing waits
+ * for credits any more), its conns close (connd tears them down) and its
+ * peers reconnect no more.
+ */
+static void o2_ni_close_all(struct o2_ni *ni)
+{
+	struct o2_peer *peer;
+	LIST_HEAD(fail);
+	int bkt;
+
+	o2_ni_take_credit_waits(ni, jiffies, true, &fail);
+	o2_tx_fail_list(&fail, -ESHUTDOWN);
+	flush_work(&ni->credit_work);
+	o2_ni_close_conns(ni, NULL, -ESHUTDOWN);
+	spin_lock(&ni->lock);
+	hash_for_each(ni->peers, bkt, peer, node) {
+		peer->reconnect = false;
+		o2_peer_update_state(peer);
+		list_splice_init(&peer->tx_queue, &fail);
+	}
+	spin_unlock(&ni->lock);
+	o2_tx_fail_list(&fail, -ESHUTDOWN);
+}
+
+/* Take every peer out of @ni's table (their conns are gone). */
+static void o2_ni_forget_peers(struct o2_ni *ni)
+{
+	struct hlist_node *tmp;
+	struct o2_peer *peer;
+	int bkt;
+
+	spin_lock(&ni->lock);
+	hash_for_each_safe(ni->peers, bkt, tmp, peer, node) {
+		hash_del(&peer->node);
+		peer->in_table = false;
+		o2_peer_put(peer);
+	}
+	spin_unlock(&ni->lock);
+}
+
+/* Free a stopped NI: nothing of it is alive any more. */
+static void o2_ni_free(struct o2_ni *ni)
+{
+	WARN_ON(!refcount_dec_and_test(&ni->ref));
+	WARN_ON(atomic_read(&ni->tx_live));
+	o2_tx_pool_free(ni);
+	kfree(ni);
+}
+
 /* Are @ni's conns all freed (o2_conn_release() wakes o2_exit_waitq)? */
 static bool o2_ni_conns_gone(struct o2_ni *ni)
 {
@@ -509,34 +560,12 @@ static bool o2_ni_conns_gone(struct o2_ni *ni)
  */
 static void o2_ni_drain(struct o2_ni *ni)
 {
-	struct hlist_node *tmp;
-	struct o2_peer *peer;
-	LIST_HEAD(fail);
-	int bkt;
-
-	o2_ni_take_credit_waits(ni, jiffies, true, &fail);
-	o2_tx_fail_list(&fail, -ESHUTDOWN);
-	flush_work(&ni->credit_work);
-	o2_ni_close_conns(ni, NULL, -ESHUTDOWN);
-	spin_lock(&ni->lock);
-	hash_for_each(ni->peers, bkt, peer, node) {
-		peer->reconnect = false;
-		o2_peer_update_state(peer);
-		list_splice_init(&peer->tx_queue, &fail);
-	}
-	spin_unlock(&ni->lock);
-	o2_tx_fail_list(&fail, -ESHUTDOWN);
+	o2_ni_close_all(ni);
 	while (!wait_event_timeout(o2_exit_waitq, o2_ni_conns_gone(ni),
 				   10 * HZ))
 		pr_warn("o2lnd: %s: deleting NI %s: waiting for its connections to be freed\n",
 			ni->net, ni->ifname);
-	spin_lock(&ni->lock);
-	hash_for_each_safe(ni->peers, bkt, tmp, peer, node) {
-		hash_del(&peer->node);
-		peer->in_table = false;
-		o2_peer_put(peer);
-	}
-	spin_unlock(&ni->lock);
+	o2_ni_forget_peers(ni);
 	o2_tx_pool_trim(ni);
 }
 
@@ -672,11 +701,7 @@ static void o2_wait_zero(atomic_t *count, const char *what)
  */
 void o2_nis_stop(void)
 {
-	struct o2_peer *peer;
-	struct hlist_node *tmp;
 	struct o2_ni *ni;
-	LIST_HEAD(fail);
-	int bkt;
 
 	mutex_lock(&o2_nis_mutex);
 	o2_for_each_ni(ni) {
@@ -687,35 +712,15 @@ void o2_nis_stop(void)
 	}
 	mutex_unlock(&o2_nis_mutex);
 
-	o2_for_each_ni(ni) {
-		/* nothing waits for credits any more, so nothing is handed on */
-		o2_ni_take_credit_waits(ni, jiffies, true, &fail);
-		o2_tx_fail_list(&fail, -ESHUTDOWN);
-		flush_work(&ni->credit_work);
-		o2_ni_close_conns(ni, NULL, -ESHUTDOWN);
-		spin_lock(&ni->lock);
-		hash_for_each(ni->peers, bkt, peer, node) {
-			peer->reconnect = false;
-			o2_peer_update_state(peer);
-			list_splice_init(&peer->tx_queue, &fail);
-		}
-		spin_unlock(&ni->lock);
-		o2_tx_fail_list(&fail, -ESHUTDOWN);
-	}
+	o2_for_each_ni(ni)
+		o2_ni_close_all(ni);
 	/* exchanges still waiting hold conns and device users */
 	o2_rtr_expire(jiffies, true);
 	o2_bulk_expire(jiffies, true);
 	o2_wait_zero(&o2_nconns, "connections");
 
-	o2_for_each_ni(ni) {
-		spin_lock(&ni->lock);
-		hash_for_each_safe(ni->peers, bkt, tmp, peer, node) {
-			hash_del(&peer->node);
-			peer->in_table = false;
-			o2_peer_put(peer);
-		}
-		spin_unlock(&ni->lock);
-	}
+	o2_for_each_ni(ni)
+		o2_ni_forget_peers(ni);
 	o2_wait_zero(&o2_npeers, "peers");
 }
 
@@ -730,18 +735,12 @@ void o2_nis_free(void)
 
 	list_for_each_entry_safe(ni, next, &o2_nis, list) {
 		list_del(&ni->list);
-		WARN_ON(!refcount_dec_and_test(&ni->ref));
-		WARN_ON(atomic_read(&ni->tx_live));
-		o2_tx_pool_free(ni);
-		kfree(ni);
+		o2_ni_free(ni);
 	}
 	o2_nnis = 0;
 	/* deleted at run time: drained then, their last peers gone since */
 	list_for_each_entry_safe(ni, next, &o2_nis_retired, retired) {
 		list_del(&ni->retired);
-		WARN_ON(!refcount_dec_and_test(&ni->ref));
-		WARN_ON(atomic_read(&ni->tx_live));
-		o2_tx_pool_free(ni);
-		kfree(ni);
+		o2_ni_free(ni);
 	}
 }

@@ -157,6 +157,17 @@ const std::vector<CmdInfo>& commands() {
        sizeof(o2lnd_ioc_peer_close),
        true,
        {EPERM, EINVAL, E2BIG, EFAULT, EPROTO, ENOENT}},
+      // Only names that exist nowhere: a fuzzed call never adds or deletes.
+      {O2LND_IOC_NET_ADD,
+       "NET_ADD",
+       sizeof(o2lnd_ioc_net_cfg),
+       true,
+       {EPERM, EINVAL, E2BIG, EFAULT, EPROTO, ENODEV, EADDRNOTAVAIL}},
+      {O2LND_IOC_NET_DEL,
+       "NET_DEL",
+       sizeof(o2lnd_ioc_net_cfg),
+       true,
+       {EPERM, EINVAL, E2BIG, EFAULT, EPROTO, ENOENT}},
       {O2LND_IOC_FAULT_ADD,
        "FAULT_ADD",
        sizeof(o2lnd_ioc_fault),
@@ -207,6 +218,9 @@ u32 ver0_size(const CmdInfo& c) {
       return O2LND_IOC_ROUTING_SIZE_VER0;
     case O2LND_IOC_PEER_CLOSE:
       return O2LND_IOC_PEER_CLOSE_SIZE_VER0;
+    case O2LND_IOC_NET_ADD:
+    case O2LND_IOC_NET_DEL:
+      return O2LND_IOC_NET_CFG_SIZE_VER0;
     case O2LND_IOC_LPEER_SHOW:
       return O2LND_IOC_LPEER_SIZE_VER0;
     default:
@@ -720,6 +734,47 @@ void Fuzzer::gen_arg(const CmdInfo& c, std::vector<unsigned char>& arg, std::str
       put(a);
       break;
     }
+    case O2LND_IOC_NET_ADD:
+    case O2LND_IOC_NET_DEL: {
+      o2lnd_ioc_net_cfg a{};
+      hdr_of(a);
+      // A network no test bed uses (o2ib20..o2ib29) or a malformed one, on
+      // an interface no guest has (fz0..fz9), or malformed names: never a
+      // real NI ("o2ib" alone is o2ib0, so it is not among them).
+      // (no real interface: not even lo, which has no RDMA device here)
+      auto name = [&](char* f, std::size_t size, const std::string& good,
+                      const std::vector<std::string>& bad_names, const char* label) {
+        std::string v = good;
+        switch (below(8)) {
+          case 0:
+            v = pick(bad_names);
+            what += std::string(" ") + label;
+            break;
+          case 1:  // no NUL in the field
+            std::memset(f, 'x', size);
+            what += std::string(" ") + label + "_unterminated";
+            return;
+          case 2:  // junk after a NUL
+            std::memset(f, 'y', size);
+            f[0] = 'x';
+            f[1 + below(static_cast<u32>(size) - 2)] = 0;
+            what += std::string(" ") + label + "_junk";
+            return;
+          default:
+            break;
+        }
+        std::memcpy(f, v.data(), std::min(v.size(), size - 1));
+      };
+      name(a.net, sizeof(a.net), "o2ib" + std::to_string(20 + below(10)),
+           {"", "tcp0", "lo", "o2ib70000", "o2ibx", "o2ib20 ", "x"}, "net");
+      name(a.ifname, sizeof(a.ifname), "fz" + std::to_string(below(10)),
+           {"", "fz 0", "sixteen-chars-xx", "fz0/"}, "ifname");
+      nid_field(a.nid, 0);  // outputs: ignored
+      u32_field(a.count, 0, 0, 1, "out_count");
+      pad_field(a.pad, "pad");
+      put(a);
+      break;
+    }
     default: {  // the fault commands
       o2lnd_ioc_fault a{};
       hdr_of(a);
@@ -969,6 +1024,10 @@ void Fuzzer::check_reply(const CmdInfo& c, const std::vector<unsigned char>& in,
       }
       break;
     }
+    case O2LND_IOC_NET_ADD:
+    case O2LND_IOC_NET_DEL:
+      bad("a fuzzed NET_ADD / NET_DEL succeeded: it names no real NI");
+      break;
     default: {
       o2lnd_ioc_fault f{}, q{};
       std::memcpy(&f, out, sizeof(f));
@@ -1039,9 +1098,12 @@ void Fuzzer::one(long iter) {
         break;
     }
   } else {
+    // (never DISCOVER, a command this fuzzer does not model: a random
+    // number of its type and number is not an unknown command)
     do {
       cmd = static_cast<u32>(r64());
-    } while (vfs_generic(cmd));
+    } while (vfs_generic(cmd) ||
+             (_IOC_TYPE(cmd) == O2LND_IOC_MAGIC && _IOC_NR(cmd) == _IOC_NR(O2LND_IOC_DISCOVER)));
     cmd_cat = "random_number";
   }
   // ioctl(2)'s cmd is an unsigned int: the kernel sees the low 32 bits.

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <future>
 #include <map>
 #include <string>
@@ -113,7 +114,15 @@ O2_SUITE_CLASS(
             const std::string& args, double timeout_s = 300);
     // A brw run that must succeed entirely (count RPCs, --check).
     void expect_brw_ok(Guest& g, const std::string& op, uint32_t size, int count,
-                       const std::string& to = kB, const std::string& from = kA););
+                       const std::string& to = kB, const std::string& from = kA);
+    // Checked `selftest brw OP --size SIZE` kA -> kB, 8 in flight, 20 s per
+    // RPC, for `seconds`, while `during` runs; its report.
+    Brw flood_while(Guest & g, const std::string& op, const std::string& size, int seconds,
+                    const std::function<void()>& during);
+    // `peer close kB --source kA` twice, 2.5 s apart, after 2.5 s.
+    void close_twice(Guest& g);
+    // No MR in use on either NI once idle (polled up to 30 s).
+    void expect_mrs_free(Guest& g););
 
 std::map<std::string, NiBulk> BulkVeth::bulk(Guest& g) {
   std::map<std::string, NiBulk> m;
@@ -187,6 +196,33 @@ std::string mr_dump(const std::map<std::string, NiBulk>& m) {
 // Sizes at every boundary (0, 1, max_immediate and one past it, a page and
 // its neighbours, 64 KiB, 1 MiB and one less) each way with --check: each
 // RPC succeeds, inline up to max_immediate and by RDMA above it; then no MR
+Brw BulkVeth::flood_while(Guest& g, const std::string& op, const std::string& size, int seconds,
+                          const std::function<void()>& during) {
+  std::string cmd =
+      brw_cmd(op, kB, kA,
+              "--size " + size + " --check --concurrency 8 --timeout 20000 --duration " +
+                  std::to_string(seconds));
+  auto flood =
+      std::async(std::launch::async, [&g, cmd, seconds] { return g.run(cmd, seconds + 300.0); });
+  during();
+  return parse_brw(flood.get());
+}
+
+void BulkVeth::close_twice(Guest& g) {
+  for (int i = 0; i < 2; i++) {
+    usleep(2500 * 1000);
+    RunResult c = o2ctl(g, std::string("peer close ") + kB + " --source " + kA, 30);
+    EXPECT_TRUE(c.ok()) << "close " << i + 1 << ": " << c.out;
+  }
+}
+
+void BulkVeth::expect_mrs_free(Guest& g) {
+  auto after = wait_mrs_free(g, 30);
+  for (const char* nid : {kA, kB}) {
+    EXPECT_EQ(after[nid].mr_used, 0) << nid << ": MRs still in use once idle:\n" << mr_dump(after);
+  }
+}
+
 // is held, RDMA moved bytes and no bulk transfer failed.
 TEST_F(BulkVeth, EveryBoundarySizeArrivesIntactBothWays) {
   Guest& g = guest("g1");
@@ -358,23 +394,11 @@ TEST_F(BulkVeth, ConnectionClosedMidTransferFailsCleanly) {
   Guest& g = guest("g1");
   ASSERT_TRUE(insmod(g, kBoth).ok()) << bed().test_log();
   expect_ping_ok(g, kB, std::string("--source ") + kA);
-  const int seconds = 8;
-  std::string cmd = brw_cmd(
-      "write", kB, kA,
-      "--size 1M --check --concurrency 8 --timeout 20000 --duration " + std::to_string(seconds));
-  auto flood =
-      std::async(std::launch::async, [&g, cmd, seconds] { return g.run(cmd, seconds + 300.0); });
-  usleep(2500 * 1000);
-  RunResult c1 = o2ctl(g, std::string("peer close ") + kB + " --source " + kA, 30);
-  EXPECT_TRUE(c1.ok()) << c1.out;
-  usleep(2500 * 1000);
-  RunResult c2 = o2ctl(g, std::string("peer close ") + kB + " --source " + kA, 30);
-  EXPECT_TRUE(c2.ok()) << c2.out;
-  Brw b = parse_brw(flood.get());
+  Brw b = flood_while(g, "write", "1M", 8, [&] { close_twice(g); });
   EXPECT_TRUE(b.error.empty()) << b.error << " (status " << b.run.status << ", " << b.run.seconds
                                << " s):\n"
                                << b.text();
-  // Both closes took effect (c1, c2).  Whether an RPC fails depends on
+  // Both closes took effect.  Whether an RPC fails depends on
   // where the close falls: messages waiting or not yet started are resent
   // on the next connection (6.12's rxe often gets all 168 through, 6.1's
   // fails a few); an exchange cut mid-transfer fails, cleanly.
@@ -391,10 +415,7 @@ TEST_F(BulkVeth, ConnectionClosedMidTransferFailsCleanly) {
 
   expect_brw_ok(g, "write", kMiB, 3);
   expect_brw_ok(g, "read", kMiB, 3);
-  auto after = wait_mrs_free(g, 30);
-  for (const char* nid : {kA, kB}) {
-    EXPECT_EQ(after[nid].mr_used, 0) << nid << ":\n" << mr_dump(after);
-  }
+  expect_mrs_free(g);
 }
 
 // `o2ctl peer close` twice during 1 MiB reads.  A read whose GET_REQ
@@ -407,20 +428,7 @@ TEST_F(BulkVeth, ReadsCutByAClosedConnectionAreResentNotExpired) {
   Guest& g = guest("g1");
   ASSERT_TRUE(insmod(g, kBoth).ok()) << bed().test_log();
   expect_ping_ok(g, kB, std::string("--source ") + kA);
-  const int seconds = 8;
-  std::string cmd = brw_cmd(
-      "read", kB, kA,
-      "--size 1M --check --concurrency 8 --timeout 20000 --duration " + std::to_string(seconds));
-  auto flood =
-      std::async(std::launch::async, [&g, cmd, seconds] { return g.run(cmd, seconds + 300.0); });
-  for (int i = 0; i < 2; i++) {
-    usleep(2500 * 1000);
-    RunResult c = o2ctl(g, std::string("peer close ") + kB + " --source " + kA, 30);
-    EXPECT_TRUE(c.ok()) << c.out;
-  }
-  auto t0 = std::chrono::steady_clock::now();
-  Brw b = parse_brw(flood.get());
-  figure("flood_ended_after_last_close_s", std::to_string(since(t0)));
+  Brw b = flood_while(g, "read", "1M", 8, [&] { close_twice(g); });
   EXPECT_TRUE(b.error.empty()) << b.error << " (status " << b.run.status << "):\n" << b.text();
   EXPECT_EQ(b.err("expired"), 0) << "a read cut by a closed connection waited out its deadline:\n"
                                  << b.text();
@@ -430,10 +438,7 @@ TEST_F(BulkVeth, ReadsCutByAClosedConnectionAreResentNotExpired) {
   figure("errors", std::to_string(b.err("total")));
   figure("errors_dropped", std::to_string(b.err("dropped")));
   expect_brw_ok(g, "read", kMiB, 3);
-  auto after = wait_mrs_free(g, 30);
-  for (const char* nid : {kA, kB}) {
-    EXPECT_EQ(after[nid].mr_used, 0) << nid << ":\n" << mr_dump(after);
-  }
+  expect_mrs_free(g);
 }
 
 // `o2ctl peer close` a hundred times in a row under a write flood: every
@@ -447,20 +452,16 @@ TEST_F(BulkVeth, ClosesThatFallInsideConnectsLeakNothing) {
   Guest& g = guest("g1");
   ASSERT_TRUE(insmod(g, kBoth).ok()) << bed().test_log();
   expect_ping_ok(g, kB, std::string("--source ") + kA);
-  const int seconds = 10;
-  std::string cmd = brw_cmd(
-      "write", kB, kA,
-      "--size 64K --check --concurrency 8 --timeout 20000 --duration " + std::to_string(seconds));
-  auto flood =
-      std::async(std::launch::async, [&g, cmd, seconds] { return g.run(cmd, seconds + 300.0); });
-  usleep(1000 * 1000);
-  RunResult c = run(g,
-                    "n=0; for i in $(seq 100); do " + sh_quote(o2ctl_path()) + " peer close " + kB +
-                        " --source " + kA + " >/dev/null 2>&1 && n=$((n+1)); done; echo $n",
-                    240);
+  RunResult c;
+  Brw b = flood_while(g, "write", "64K", 10, [&] {
+    usleep(1000 * 1000);
+    c = run(g,
+            "n=0; for i in $(seq 100); do " + sh_quote(o2ctl_path()) + " peer close " + kB +
+                " --source " + kA + " >/dev/null 2>&1 && n=$((n+1)); done; echo $n",
+            240);
+  });
   EXPECT_TRUE(c.ok()) << c.out;
   figure("closes", c.out.substr(0, c.out.find('\n')));
-  Brw b = parse_brw(flood.get());
   EXPECT_TRUE(b.error.empty()) << b.error << ":\n" << b.text();
   EXPECT_EQ(b.err("verify"), 0) << "a closed connection must not corrupt data:\n" << b.text();
   figure("rpcs", std::to_string(b.at("rpcs")));

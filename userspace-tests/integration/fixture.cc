@@ -589,6 +589,20 @@ int TopologyTest::add_fault(Guest& g, const std::string& args) {
   return -1;
 }
 
+std::string TopologyTest::link_state(Guest& g, const std::string& dev, const std::string& peer_ip) {
+  const std::string st = "/sys/class/net/" + dev + "/statistics/";
+  RunResult r =
+      run(g,
+          "echo -n \"" + g.name() + " " + dev + ": rx $(cat " + st + "rx_packets)/" + "$(cat " +
+              st + "rx_errors)/$(cat " + st + "rx_dropped) tx $(cat " + st + "tx_packets)/$(cat " +
+              st + "tx_errors)/$(cat " + st +
+              "tx_dropped) (packets/errors/dropped); neigh $(ip neigh show " + peer_ip + " dev " +
+              dev + " | tr -s ' ' | cut -c1-60); ip ping \"; " + "ping -c 2 -W 1 -I " + dev + " " +
+              peer_ip + " >/dev/null 2>&1 && echo ok || echo LOST",
+          30);
+  return r.out;
+}
+
 RdmaRes TopologyTest::rdma_res(Guest& g) {
   RunResult r = run(g,
                     "echo qp $(rdma res show qp | grep -vc 'type GSI'); "

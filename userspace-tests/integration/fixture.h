@@ -238,6 +238,11 @@ class TopologyTest : public ::testing::Test {
   // `o2ctl fault add <args>`: the new rule's id, or -1 (and a failure).
   int add_fault(Guest& g, const std::string& args);
   RdmaRes rdma_res(Guest& g);
+  // One line on the link `dev` of `g` towards `peer_ip`: its packet,
+  // error and drop counters both ways, the neighbour entry, and whether a
+  // plain IP ping gets through: what tells a link that stopped carrying
+  // anything from an RDMA or o2lnd failure above it.
+  std::string link_state(Guest& g, const std::string& dev, const std::string& peer_ip);
   // Polls (every 0.5 s, at most timeout_s) until g's RDMA resources equal
   // `want`; the last reading is returned either way.
   RdmaRes wait_rdma_res(Guest& g, const RdmaRes& want, double timeout_s);

@@ -194,6 +194,7 @@ O2_SUITE_CLASS(
                     "'qpn 1 ' | awk '{print $4, $6, $8}' | paste -sd ';'",
                 30);
         s += std::string(n) + ": " + r.out;
+        s += link_state(guest(n), "eth0", std::string(n) == "g1" ? "192.168.1.2" : "192.168.1.1");
       }
       return s;
     }
