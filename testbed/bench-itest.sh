@@ -21,7 +21,8 @@
 #       beside Lustre's LNet + ko2iblnd (lst) in the same two guests of one
 #       boot, stacks alternating round by round (O2_BENCH_ROUNDS, default 3;
 #       O2_BENCH_SECONDS per test, default 20; O2_BENCH_NETEM="loss 1%"
-#       puts that netem qdisc on g2's eth0 for the run): bulk 1 MiB write/read at 1
+#       puts that netem qdisc on g2's eth0 for the run; O2_BENCH_SHAPES=a,b
+#       runs only the shapes named, e.g. brw_write_1M_x1): bulk 1 MiB write/read at 1
 #       and 8 in flight, 4 KiB write and ping at 8 and 1, host CPU per GiB
 #       and per 1000 RPCs, medians and ratios.  Needs the Lustre peer
 #       (testbed/lustre-build.sh, from O2_LUSTRE_SRC; built if O2_LUSTRE

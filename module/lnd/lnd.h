@@ -101,7 +101,8 @@ enum o2_bulk_kind {
  * @peer_cookie: the peer's cookie (PUT_REQ's or GET_REQ's)
  * @nob: payload bytes
  * @npages: pages
- * @pages: the pages
+ * @pages: the pages (@pset's, when it has one)
+ * @pset: the page set of the selftest pool the pages belong to, or NULL
  * @sgt: scatterlist of the pages
  * @nents: DMA-mapped entries, 0 while unmapped
  * @dev: the device it is mapped on (a user count), or NULL
@@ -124,7 +125,13 @@ enum o2_bulk_kind {
  *	name: the selftest (selftest.c) and the router (router.c) set
  *	their own.
  * @owner: the owner's context for @done
+ * @early: a sink whose owner never reads the data (a selftest RPC that
+ *	does not check it): @done is called as soon as the peer's
+ *	completion says the data is in, while the MR is being invalidated;
+ *	the pages stay with @ref until the invalidation is over
  */
+struct o2_page_set;
+
 struct o2_bulk {
 	struct kref ref;
 	struct list_head list;
@@ -135,6 +142,7 @@ struct o2_bulk {
 	u32 nob;
 	u32 npages;
 	struct page **pages;
+	struct o2_page_set *pset;
 	struct sg_table sgt;
 	int nents;
 	struct o2_dev *dev;
@@ -152,6 +160,7 @@ struct o2_bulk {
 	u64 hop_nid;
 	void (*done)(struct o2_bulk *b, int status);
 	void *owner;
+	bool early;
 };
 
 /**
@@ -161,6 +170,9 @@ struct o2_bulk {
  * @cookie: if not 0, o2_bulk.peer_cookie (the owner's, e.g. its RPC's)
  * @seed: the sink's pattern seed (selftest)
  * @flags: O2LND_BRW_F_* (selftest)
+ * @pooled: the sink's pages come from the selftest pool (selftest only:
+ *	see o2_bulk_alloc())
+ * @early: becomes o2_bulk.early
  */
 struct o2_bulk_owner {
 	void (*done)(struct o2_bulk *b, int status);
@@ -168,6 +180,8 @@ struct o2_bulk_owner {
 	u64 cookie;
 	u64 seed;
 	u32 flags;
+	bool pooled;
+	bool early;
 };
 
 /**
@@ -623,7 +637,6 @@ int o2_conn_start_active(struct o2_peer *peer);
 
 /* tx.c */
 void o2_tx_pool_init(struct o2_ni *ni);
-void o2_tx_pool_free(struct o2_ni *ni);
 void o2_tx_pool_trim(struct o2_ni *ni);
 struct o2_tx *o2_tx_alloc(struct o2_ni *ni, u8 type);
 struct o2_tx *o2_tx_alloc_inv(struct o2_ni *ni, struct o2_mr *mr,

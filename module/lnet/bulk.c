@@ -67,6 +67,108 @@ void o2_bulk_drop_mr(struct o2_bulk *b, bool clean)
 	}
 }
 
+/* ---- the selftest page pool ---- */
+
+/*
+ * Selftest buffers take their pages from a pool instead of the page
+ * allocator, 256 allocations and frees per 1 MiB RPC on each side: sets
+ * of O2_PSET_PAGES pages, zeroed when made, that only ever hold selftest
+ * payloads (a pattern, or what a peer sent to the selftest portal).  So a
+ * selftest source sent without O2LND_BRW_F_CHECK, which is not filled,
+ * carries nothing else.  Router buffers hold other nodes' data: they
+ * never come from the pool.  At most O2_PSET_MAX sets are kept; all are
+ * freed once none was taken for O2_PSET_IDLE (LNet's tick) and at unload.
+ *
+ * Locking: o2_pset_lock guards the free list, its count and the time of
+ * the last take; a leaf.
+ */
+#define O2_PSET_PAGES	(O2LND_BRW_MAX_SIZE / PAGE_SIZE)
+#define O2_PSET_MAX	32
+#define O2_PSET_IDLE	(30 * HZ)
+
+struct o2_page_set {
+	struct list_head list;
+	struct page *pages[O2_PSET_PAGES];
+};
+
+static LIST_HEAD(o2_pset_free);
+static DEFINE_SPINLOCK(o2_pset_lock);
+static unsigned int o2_pset_nfree;
+static unsigned long o2_pset_taken;
+
+static void o2_pset_free_one(struct o2_page_set *ps)
+{
+	u32 i;
+
+	for (i = 0; i < O2_PSET_PAGES; i++)
+		if (ps->pages[i])
+			__free_page(ps->pages[i]);
+	kfree(ps);
+}
+
+/* A page set from the pool, or a new zeroed one; NULL without memory. */
+static struct o2_page_set *o2_pset_get(void)
+{
+	struct o2_page_set *ps;
+	u32 i;
+
+	spin_lock(&o2_pset_lock);
+	o2_pset_taken = jiffies;
+	ps = list_first_entry_or_null(&o2_pset_free, struct o2_page_set,
+				      list);
+	if (ps) {
+		list_del(&ps->list);
+		o2_pset_nfree--;
+	}
+	spin_unlock(&o2_pset_lock);
+	if (ps)
+		return ps;
+	ps = kzalloc(sizeof(*ps), GFP_KERNEL);
+	if (!ps)
+		return NULL;
+	for (i = 0; i < O2_PSET_PAGES; i++) {
+		ps->pages[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		if (!ps->pages[i]) {
+			o2_pset_free_one(ps);
+			return NULL;
+		}
+	}
+	return ps;
+}
+
+static void o2_pset_put(struct o2_page_set *ps)
+{
+	spin_lock(&o2_pset_lock);
+	if (o2_pset_nfree < O2_PSET_MAX) {
+		list_add(&ps->list, &o2_pset_free);
+		o2_pset_nfree++;
+		ps = NULL;
+	}
+	spin_unlock(&o2_pset_lock);
+	if (ps)
+		o2_pset_free_one(ps);
+}
+
+/**
+ * o2_bulk_pool_trim() - free the selftest page pool when it sits idle
+ * @now: jiffies
+ * @all: free every free set regardless (unload)
+ */
+void o2_bulk_pool_trim(unsigned long now, bool all)
+{
+	struct o2_page_set *ps, *tmp;
+	LIST_HEAD(gone);
+
+	spin_lock(&o2_pset_lock);
+	if (all || time_after(now, o2_pset_taken + O2_PSET_IDLE)) {
+		list_splice_init(&o2_pset_free, &gone);
+		o2_pset_nfree = 0;
+	}
+	spin_unlock(&o2_pset_lock);
+	list_for_each_entry_safe(ps, tmp, &gone, list)
+		o2_pset_free_one(ps);
+}
+
 static void o2_bulk_release(struct kref *ref)
 {
 	struct o2_bulk *b = container_of(ref, struct o2_bulk, ref);
@@ -83,10 +185,14 @@ static void o2_bulk_release(struct kref *ref)
 	if (b->conn)
 		o2_conn_put(b->conn);
 	sg_free_table(&b->sgt);
-	for (i = 0; i < b->npages; i++)
-		if (b->pages[i])
-			__free_page(b->pages[i]);
-	kfree(b->pages);
+	if (b->pset) {
+		o2_pset_put(b->pset);
+	} else {
+		for (i = 0; i < b->npages; i++)
+			if (b->pages[i])
+				__free_page(b->pages[i]);
+		kfree(b->pages);
+	}
 	kfree(b);
 }
 
@@ -106,12 +212,14 @@ void o2_bulk_put(struct o2_bulk *b)
  * @nob: bytes (at most O2LND_BRW_MAX_SIZE)
  * @seed: its pattern seed (selftest)
  * @flags: O2LND_BRW_F_*
+ * @pooled: a selftest buffer: its pages come from the selftest pool (see
+ *	above) and hold what the last selftest left there
  *
  * Return: the buffer (one reference, a fresh cookie, the timeout
  * parameter as deadline, no owner yet), or NULL.
  */
 struct o2_bulk *o2_bulk_alloc(struct o2_ni *ni, enum o2_bulk_kind kind,
-			      u32 nob, u64 seed, u32 flags)
+			      u32 nob, u64 seed, u32 flags, bool pooled)
 {
 	struct o2_bulk *b = kzalloc(sizeof(*b), GFP_KERNEL);
 	u32 i, npages = DIV_ROUND_UP(nob, PAGE_SIZE);
@@ -131,14 +239,23 @@ struct o2_bulk *o2_bulk_alloc(struct o2_ni *ni, enum o2_bulk_kind kind,
 		kfree(b);
 		return NULL;
 	}
-	b->pages = kcalloc(max(npages, 1U), sizeof(*b->pages), GFP_KERNEL);
-	if (!b->pages)
-		goto fail;
-	b->npages = npages;
-	for (i = 0; i < npages; i++) {
-		b->pages[i] = alloc_page(GFP_KERNEL);
-		if (!b->pages[i])
+	if (pooled) {
+		b->pset = o2_pset_get();
+		if (!b->pset)
 			goto fail;
+		b->pages = b->pset->pages;
+		b->npages = npages;
+	} else {
+		b->pages = kcalloc(max(npages, 1U), sizeof(*b->pages),
+				   GFP_KERNEL);
+		if (!b->pages)
+			goto fail;
+		b->npages = npages;
+		for (i = 0; i < npages; i++) {
+			b->pages[i] = alloc_page(GFP_KERNEL);
+			if (!b->pages[i])
+				goto fail;
+		}
 	}
 	if (sg_alloc_table_from_pages(&b->sgt, b->pages, npages, 0, nob,
 				      GFP_KERNEL))
@@ -239,10 +356,17 @@ static struct o2_bulk *o2_bulk_take(struct o2_conn *conn, u64 cookie,
  * learns it (b->done, called once: a selftest RPC, the selftest service,
  * a message this router forwards).
  */
-static void o2_bulk_finish(struct o2_bulk *b, int status)
+static void o2_bulk_tell(struct o2_bulk *b, int status)
 {
 	void (*done)(struct o2_bulk *b, int status) = b->done;
 
+	b->done = NULL;
+	if (done)
+		done(b, status);
+}
+
+static void o2_bulk_finish(struct o2_bulk *b, int status)
+{
 	struct o2_ni *ni = b->ni;
 
 	if (status)
@@ -256,9 +380,7 @@ static void o2_bulk_finish(struct o2_bulk *b, int status)
 	 */
 	if (!status)
 		o2_bulk_unmap(b);
-	b->done = NULL;
-	if (done)
-		done(b, status);
+	o2_bulk_tell(b, status);
 }
 
 /* ---- invalidation ---- */
@@ -518,7 +640,8 @@ int o2_bulk_sink_start(struct o2_conn *conn, const struct o2_putreq_msg *m,
 	struct o2_tx *tx;
 	int rc;
 
-	b = o2_bulk_alloc(conn->ni, O2_BULK_PUT_SINK, nob, o->seed, o->flags);
+	b = o2_bulk_alloc(conn->ni, O2_BULK_PUT_SINK, nob, o->seed, o->flags,
+			  o->pooled);
 	rc = b ? o2_bulk_map(b, conn) : -ENOMEM;
 	tx = rc ? NULL : o2_bulk_tx(conn->ni, O2_MSG_PUT_ACK, b,
 				    sizeof(*ack) + sizeof(ack->rd.frags[0]));
@@ -535,6 +658,7 @@ int o2_bulk_sink_start(struct o2_conn *conn, const struct o2_putreq_msg *m,
 		b->peer_cookie = o->cookie;
 	b->done = o->done;
 	b->owner = o->ctx;
+	b->early = o->early;
 	ack = tx->msg + sizeof(struct o2_msg_hdr);
 	ack->src_cookie = m->cookie;
 	ack->dst_cookie = b->cookie;
@@ -629,6 +753,7 @@ void o2_bulk_rtr_send(struct o2_ni *ni, u64 hop, const struct o2_lnet_hdr *hdr,
 	b->deadline = jiffies + o2_timeout * HZ;
 	b->done = o->done;
 	b->owner = o->ctx;
+	b->early = o->early;
 	tx = o2_pend_reserve(b->cookie) ? NULL :
 		o2_bulk_tx(ni, O2_MSG_PUT_REQ, b, sizeof(*m));
 	if (!tx) {
@@ -666,7 +791,7 @@ static int o2_bulk_rx_get_req(struct o2_conn *conn, struct o2_get_msg *m,
 		return -EPROTO;
 	}
 	b = o2_bulk_alloc(conn->ni, O2_BULK_GET_SRC, rd_nob, mb >> 1,
-			  (u32)mb & O2LND_BRW_F_CHECK);
+			  (u32)mb & O2LND_BRW_F_CHECK, true);
 	rc = b ? o2_bulk_map(b, conn) : -ENOMEM;
 	tx = rc ? NULL : o2_bulk_tx(conn->ni, O2_MSG_GET_DONE, b,
 				    sizeof(*done));
@@ -790,7 +915,13 @@ static int o2_bulk_rx_completion(struct o2_conn *conn, u8 type,
 		b->status = o2_remote_status(m->status);
 	else if (type == O2_MSG_GET_DONE && m->status != b->nob)
 		b->status = -EPROTO;
-	/* the peer is done with our memory: invalidate, then finish */
+	/*
+	 * The peer is done with our memory: invalidate, then finish.  An
+	 * owner that never reads the data learns now (o2_bulk.early): one
+	 * work request's round through the send queue less per RPC.
+	 */
+	if (b->early && !b->status)
+		o2_bulk_tell(b, 0);
 	o2_bulk_invalidate(b, conn);
 	return 0;
 }

@@ -621,6 +621,7 @@ static void o2_lnet_tick(unsigned long now, bool reattach)
 		o2_health_recover();
 	}
 	o2_bulk_expire(now, false);
+	o2_bulk_pool_trim(now, false);
 	o2_rtr_expire(now, false);
 	/* messages waiting for LNet tx credits past their deadline fail */
 	o2_for_each_ni(ni)

@@ -72,7 +72,8 @@ void o2_pend_exit(void);
 
 /* bulk.c */
 struct o2_bulk *o2_bulk_alloc(struct o2_ni *ni, enum o2_bulk_kind kind,
-			      u32 nob, u64 seed, u32 flags);
+			      u32 nob, u64 seed, u32 flags, bool pooled);
+void o2_bulk_pool_trim(unsigned long now, bool all);
 int o2_bulk_map_on(struct o2_bulk *b, struct o2_dev *dev);
 void o2_bulk_drop_mr(struct o2_bulk *b, bool clean);
 struct o2_tx *o2_bulk_tx(struct o2_ni *ni, u8 type, struct o2_bulk *b,

@@ -536,7 +536,7 @@ static void o2_ni_free(struct o2_ni *ni)
 {
 	WARN_ON(!refcount_dec_and_test(&ni->ref));
 	WARN_ON(atomic_read(&ni->tx_live));
-	o2_tx_pool_free(ni);
+	o2_tx_pool_trim(ni);
 	kfree(ni);
 }
 
@@ -743,4 +743,6 @@ void o2_nis_free(void)
 		list_del(&ni->retired);
 		o2_ni_free(ni);
 	}
+	/* no exchange is left to hold a selftest page set */
+	o2_bulk_pool_trim(jiffies, true);
 }

@@ -154,11 +154,16 @@ static void o2_brw_send_ack(struct o2_ni *ni, u64 to,
 
 /**
  * o2_brw_fill() - fill a bulk source with its pattern (b->seed)
- * @b: the buffer
+ * @b: the buffer, from the selftest pool
+ *
+ * Only when the RPC checks its data (O2LND_BRW_F_CHECK): filling 1 MiB
+ * word by word costs more than moving it, and a pool buffer holds
+ * nothing but earlier selftest payloads (o2_bulk_alloc()).
  */
 void o2_brw_fill(struct o2_bulk *b)
 {
-	o2_bulk_pattern(b, false);
+	if (b->flags & O2LND_BRW_F_CHECK)
+		o2_bulk_pattern(b, false);
 }
 
 /* b->done of the service's sink: check the data, answer with an ACK. */
@@ -181,10 +186,14 @@ static void o2_brw_sink_done(struct o2_bulk *b, int status)
  */
 int o2_brw_put_sink(struct o2_conn *conn, const struct o2_putreq_msg *m)
 {
+	u32 flags = (u32)le64_to_cpu(m->hdr.msg.put.match_bits);
 	const struct o2_bulk_owner o = {
 		.done = o2_brw_sink_done,
 		.seed = le64_to_cpu(m->hdr.msg.put.hdr_data),
-		.flags = (u32)le64_to_cpu(m->hdr.msg.put.match_bits),
+		.flags = flags,
+		.pooled = true,
+		/* nothing reads the data of an RPC that does not check it */
+		.early = !(flags & O2LND_BRW_F_CHECK),
 	};
 
 	return o2_bulk_sink_start(conn, m, &o);
@@ -219,7 +228,7 @@ int o2_brw_reply_put(struct o2_conn *conn, const struct o2_putreq_msg *m)
 	const struct o2_lnet_hdr *h = &m->hdr;
 	u64 cookie = le64_to_cpu(h->msg.reply.dst_wmd.object_cookie);
 	u64 from = le64_to_cpu(h->src_nid);
-	struct o2_bulk_owner o = { .done = o2_brw_bulk_done };
+	struct o2_bulk_owner o = { .done = o2_brw_bulk_done, .pooled = true };
 	struct o2_brw_req *r;
 	bool found = false;
 
@@ -230,6 +239,7 @@ int o2_brw_reply_put(struct o2_conn *conn, const struct o2_putreq_msg *m)
 		o.cookie = r->w.cookie;
 		o.seed = r->seed;
 		o.flags = r->flags;
+		o.early = !(r->flags & O2LND_BRW_F_CHECK);
 		found = true;
 	}
 	o2_pend_unlock();
@@ -284,12 +294,12 @@ static void o2_brw_reply_by_put(struct o2_ni *ni, const struct o2_lnet_hdr *get,
 	struct o2_tx *tx;
 
 	b = o2_bulk_alloc(ni, O2_BULK_PUT_SRC, nob, mb >> 1,
-			  (u32)mb & O2LND_BRW_F_CHECK);
+			  (u32)mb & O2LND_BRW_F_CHECK, true);
 	if (!b) {
 		atomic64_inc(&ni->stats.bulk_errors);
 		return;
 	}
-	o2_bulk_pattern(b, false);
+	o2_brw_fill(b);
 	b->peer_nid = to;
 	b->hop_nid = o2_route_hop(ni, to, false);
 	tx = o2_bulk_tx(ni, O2_MSG_PUT_REQ, b, sizeof(*m));
@@ -437,7 +447,7 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 
 	b = o2_bulk_alloc(ni, r->op == O2LND_BRW_WRITE ? O2_BULK_PUT_SRC :
 							 O2_BULK_GET_SINK,
-			  r->nob, r->seed, r->flags);
+			  r->nob, r->seed, r->flags, true);
 	if (!b)
 		return -ENOMEM;
 	b->peer_nid = r->nid;
@@ -446,7 +456,7 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 	if (r->op == O2LND_BRW_WRITE) {
 		struct o2_putreq_msg *m;
 
-		o2_bulk_pattern(b, false);
+		o2_brw_fill(b);
 		tx = o2_bulk_tx(ni, O2_MSG_PUT_REQ, b, sizeof(*m));
 		if (!tx) {
 			o2_bulk_put(b);
@@ -481,6 +491,7 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 		m->cookie = b->cookie;
 		o2_bulk_desc(b, &m->rd);
 		tx->reg = true;
+		b->early = !(r->flags & O2LND_BRW_F_CHECK);
 	}
 	b->done = o2_brw_bulk_done;
 	return o2_bulk_launch(ni, r->nid, tx, b);

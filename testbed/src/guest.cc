@@ -273,7 +273,9 @@ std::vector<std::string> Guest::qemu_argv() const {
   std::vector<std::string> a = {
       "qemu-system-x86_64",
       "-name",
-      cfg_.name,
+      // debug-threads names the vCPU threads ("CPU 0/TCG"): benchmarks
+      // read how busy a guest's CPU was
+      cfg_.name + ",debug-threads=on",
       "-M",
       "q35",
       "-accel",

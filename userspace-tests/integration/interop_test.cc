@@ -657,12 +657,18 @@ const BenchShape kShapes[] = {
     {"ping_x8", "ping", "ping", 8, false, 1, 0},
 };
 
-// utime + stime (s) of a guest's QEMU process.
-double qemu_cpu_s(const Guest& g) {
-  std::ifstream pf(g.config().dir + "/qemu.pid");
-  long pid = -1;
-  pf >> pid;
-  std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
+// O2_BENCH_SHAPES="brw_write_1M_x1,ping_x8" runs only those shapes (all by
+// default): a data-path change is measured on the shapes it touches.
+bool shape_selected(const std::string& name) {
+  const char* only = std::getenv("O2_BENCH_SHAPES");
+  if (only == nullptr || *only == '\0') return true;
+  std::string list = std::string(",") + only + ",";
+  return list.find("," + name + ",") != std::string::npos;
+}
+
+// utime + stime (s) from a /proc stat file.
+double stat_cpu_s(const std::string& path) {
+  std::ifstream st(path);
   std::string all((std::istreambuf_iterator<char>(st)), std::istreambuf_iterator<char>());
   size_t rp = all.rfind(')');
   if (rp == std::string::npos) return 0;
@@ -675,6 +681,32 @@ double qemu_cpu_s(const Guest& g) {
     if (f == 15) stime = std::stod(tok);
   }
   return (ut + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+long qemu_pid(const Guest& g) {
+  std::ifstream pf(g.config().dir + "/qemu.pid");
+  long pid = -1;
+  pf >> pid;
+  return pid;
+}
+
+// utime + stime (s) of a guest's QEMU process.
+double qemu_cpu_s(const Guest& g) {
+  return stat_cpu_s("/proc/" + std::to_string(qemu_pid(g)) + "/stat");
+}
+
+// utime + stime (s) of a guest's vCPU thread ("CPU 0/TCG"): its busy time
+// over a test says whether that guest's one CPU was the limit.
+double vcpu_cpu_s(const Guest& g) {
+  const std::string task = "/proc/" + std::to_string(qemu_pid(g)) + "/task";
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(task, ec)) {
+    std::ifstream comm(e.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name.rfind("CPU 0/", 0) == 0) return stat_cpu_s((e.path() / "stat").string());
+  }
+  return 0;
 }
 
 int bench_env(const char* name, int def) {
@@ -725,7 +757,18 @@ TEST_F(InteropBench, O2lndBesideO2iblndInOneBoot) {
       }
       if (HasFatalFailure()) return;
       for (const BenchShape& s : kShapes) {
+        if (!shape_selected(s.name)) continue;
         double cpu0 = qemu_cpu_s(g1) + qemu_cpu_s(g2);
+        // rxe's own view: its retransmissions are what loss or a slow
+        // peer costs a stack, whichever stack it is
+        auto rxe_sum = [&](const char* key) {
+          return static_cast<double>(rxe_stats(g1, "rxe0")[key] + rxe_stats(g2, "rxe0")[key]);
+        };
+        double retry0 = rxe_sum("completer_retry_err");
+        double vcpu1 = vcpu_cpu_s(g1);
+        double vcpu2 = vcpu_cpu_s(g2);
+        auto t0 = std::chrono::steady_clock::now();
+        double seq0 = rxe_sum("out_of_seq_request");
         double value = -1;
         double rpcs = 0;
         if (lustre) {
@@ -760,6 +803,13 @@ TEST_F(InteropBench, O2lndBesideO2iblndInOneBoot) {
           if (std::regex_search(b.out, n, std::regex(R"(rpcs: +(\d+))"))) rpcs = std::stod(n[1]);
         }
         double cpu = qemu_cpu_s(g1) + qemu_cpu_s(g2) - cpu0;
+        const std::string tag = stack + "_" + s.name;
+        const std::string rn = "_r" + std::to_string(r);
+        double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        figure(tag + "_vcpu_busy_g1" + rn, std::to_string((vcpu_cpu_s(g1) - vcpu1) / wall));
+        figure(tag + "_vcpu_busy_g2" + rn, std::to_string((vcpu_cpu_s(g2) - vcpu2) / wall));
+        figure(tag + "_rxe_retries" + rn, std::to_string(rxe_sum("completer_retry_err") - retry0));
+        figure(tag + "_rxe_out_of_seq" + rn, std::to_string(rxe_sum("out_of_seq_request") - seq0));
         figure(stack + "_" + s.name + "_r" + std::to_string(r), std::to_string(value));
         vals[{stack, s.name}].push_back(value);
         if (rpcs > 0) {
@@ -788,6 +838,7 @@ TEST_F(InteropBench, O2lndBesideO2iblndInOneBoot) {
     return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
   };
   for (const BenchShape& s : kShapes) {
+    if (!shape_selected(s.name)) continue;
     double a = median(vals[{"o2iblnd", s.name}]);
     double b = median(vals[{"o2lnd", s.name}]);
     std::string unit = s.bulk ? "mib_s" : "rpc_s";
