@@ -9,11 +9,14 @@
 #   make bench-recovery  recovery-after-reboot benchmark on two guests
 #                   (RUNS=<n> per case, default 3); writes results/recovery.md
 #   make bench-msg  small-message rate and latency, o2lnd vs perftest, in one
-#                   guest (ROUNDS=<n>, default 3); writes results/bench-msg.md
+#                   guest (ROUNDS=<n>, default 3); writes results/bench-msg.md;
+#                   O2_BENCH_TOPO=two: two guests, eth0 to eth0, writes
+#                   results/bench-msg-two.md
 #   make bench-bulk 1 MiB bulk throughput (selftest brw write/read) and ping
 #                   RTT, o2lnd vs perftest ib_write_bw/ib_read_bw/ib_send_lat,
 #                   in one guest (ROUNDS=<n>, default 3); writes
-#                   results/bench-bulk.md
+#                   results/bench-bulk.md; O2_BENCH_TOPO=two: two guests,
+#                   eth0 to eth0, writes results/bench-bulk-two.md
 #   make bench-routing  routed vs direct 1 MiB brw write bandwidth, three
 #                   guests (ROUNDS=<n>, default 3); results/bench-routing.md
 #   make bench-faults  brw/ping rates at 0, 0.1, 1, 5% netem loss beside

@@ -1,27 +1,32 @@
 #!/bin/bash
 # Bulk benchmark: o2lnd's selftest brw against raw RDMA verbs on the same
 # devices.  Boots the `veth` topology (one guest g1: rxe0 on veth0, rxe1 on
-# veth1, a veth pair at MTU 9000, policy-routed so traffic crosses the pair)
-# and, for R rounds:
+# veth1, a veth pair at MTU 9000, policy-routed so traffic crosses the pair;
+# both ends share g1's one vCPU) or, with O2_BENCH_TOPO=two, the `two`
+# topology (g1 and g2, one vCPU each, rxe0 on each one's eth0, eth0 to eth0
+# at MTU 9000: side A is g1, side B g2) and, for R rounds:
 #   perftest  ib_write_bw -R -s 1048576 -n BW_ITERS and ib_read_bw -R -s
-#             1048576 -n BW_ITERS (server on the second device's address,
-#             client on the first): BW average (MB/s, perftest's MB = 2^20
-#             bytes); ib_send_lat -R -s 128 -n LAT_ITERS: one-way t_typical;
-#   o2lnd     insmod networks="o2ib0(veth0,veth1)"; o2ctl selftest brw
-#             write and read --size 1M --concurrency 1 --duration S (no
-#             --check): mib_per_s; o2ctl selftest ping --concurrency 1: RTT
-#             p50.
+#             1048576 -n BW_ITERS (server on side B's address, client on
+#             side A's): BW average (MB/s, perftest's MB = 2^20 bytes);
+#             ib_send_lat -R -s 128 -n LAT_ITERS: one-way t_typical;
+#   o2lnd     insmod networks="o2ib0(veth0,veth1)" (`two`: "o2ib0(eth0)"
+#             on both guests); o2ctl selftest brw write and read --size 1M
+#             --concurrency 1 --duration S (no --check), from g1: mib_per_s;
+#             o2ctl selftest ping --concurrency 1: RTT p50.
 # Prints progress (stage, round, elapsed seconds) and writes a table of
-# medians to results/bench-bulk.md: brw write / ib_write_bw, brw read /
-# ib_write_bw (as the issue compares them), both also vs ib_read_bw, and
-# ping RTT p50 vs 2 x ib_send_lat t_typical.  Not a pass/fail test: exits
+# medians to results/bench-bulk.md (`two`: results/bench-bulk-two.md): brw
+# write / ib_write_bw, brw read / ib_write_bw (as the issue compares them),
+# both also vs ib_read_bw, and ping RTT p50 vs 2 x ib_send_lat t_typical;
+# its header line names the topology.  Not a pass/fail test: exits
 # non-zero only when a stage could not run.
 #
 #   testbed/bench-bulk.sh [--rounds R] [--duration S] [--out FILE]
 #
 # Env: BUILD (default <top>/build), O2_KO (module, default <top>/o2lnd.ko),
-#      O2_RESULTS (test bed state, default <top>/results; the guest's state
-#      is <O2_RESULTS>/bench-bulk), O2_KERNEL, BW_ITERS (ib_write_bw and
+#      O2_RESULTS (test bed state, default <top>/results; the guests' state
+#      is <O2_RESULTS>/bench-bulk, `two`: <O2_RESULTS>/bench-bulk-two),
+#      O2_KERNEL, O2_BENCH_TOPO (veth, default, or two: see above and
+#      testbed/bench-lib.sh), BW_ITERS (ib_write_bw and
 #      ib_read_bw -n, default 1000), LAT_ITERS (ib_send_lat -n, default
 #      5000), BRW_SIZE (default 1M), PERFTEST_EVENTS (1, default:
 #      ib_send_lat sleeps on CQ events, -e, as in bench-msg.sh; 0: it
@@ -52,6 +57,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	perftest "r$r-ib_send_lat" "$LAT_SIZE" ib_send_lat -n "$LAT_ITERS"
 	LAT[r]=$(fig lat "$RAW/r$r-ib_send_lat.txt")
 	say "round $r/$ROUNDS: ib_send_lat t_typical ${LAT[r]} us; loading o2lnd"
+	# shellcheck disable=SC2119  # no argument: the O2_KO build
 	o2lnd_load
 	for op in write read; do
 		say "round $r/$ROUNDS: o2lnd selftest brw $op --size $BRW_SIZE --concurrency 1 --duration $DURATION"
@@ -68,7 +74,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	P50[r]=$(fig latency_us.p50 "$RAW/r$r-o2lnd-ping.txt")
 	ERRS[r]=$($PY -c "print(int($(fig errors.total "$RAW/r$r-o2lnd-brw-write.txt") + $(fig errors.total "$RAW/r$r-o2lnd-brw-read.txt") + $(fig errors.total "$RAW/r$r-o2lnd-ping.txt")))")
 	RDMA[r]=$($PY -c "print(int($(fig rdma_rpcs "$RAW/r$r-o2lnd-brw-write.txt") + $(fig rdma_rpcs "$RAW/r$r-o2lnd-brw-read.txt")))")
-	g1 "rmmod o2lnd" >/dev/null
+	gall "rmmod o2lnd" >/dev/null
 	say "round $r/$ROUNDS: o2lnd ping RTT p50 ${P50[r]} us, errors ${ERRS[r]}, rdma rpcs ${RDMA[r]}"
 done
 

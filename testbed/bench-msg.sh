@@ -1,29 +1,37 @@
 #!/bin/bash
 # Small-message benchmark: o2lnd against raw verbs on the same devices.
 # Boots the `veth` topology (one guest g1: rxe0 on veth0, rxe1 on veth1, a
-# veth pair at MTU 9000, policy-routed so traffic crosses the pair) and,
-# for R rounds:
-#   perftest  ib_send_lat -R -s 128 (server on the second device's address,
-#             client on the first): one-way latency t_typical;
+# veth pair at MTU 9000, policy-routed so traffic crosses the pair; both
+# ends share g1's one vCPU) or, with O2_BENCH_TOPO=two, the `two` topology
+# (g1 and g2, one vCPU each, rxe0 on each one's eth0, eth0 to eth0 at MTU
+# 9000: side A is g1, side B g2) and, for R rounds:
+#   perftest  ib_send_lat -R -s 128 (server on side B's address, client on
+#             side A's): one-way latency t_typical;
 #             ib_send_bw -R -s 128: message rate (MsgRate, else BW / size);
-#   o2lnd     insmod networks="o2ib0(veth0,veth1)"; o2ctl selftest ping
-#             --concurrency 1 (latency: RTT p50) and --concurrency 32 in
-#             both directions at once (message rate: msg_per_s, summed).
+#   o2lnd     insmod networks="o2ib0(veth0,veth1)" (`two`: "o2ib0(eth0)"
+#             on both guests); o2ctl selftest ping --concurrency 1 (latency:
+#             RTT p50) and --concurrency 32 in both directions at once (A to
+#             B from g1, B to A from side B's guest; message rate:
+#             msg_per_s, summed).
 # Prints progress (stage, round, elapsed seconds) and writes a table of
-# medians to results/bench-msg.md: o2lnd msg/s vs ib_send_bw msg/s, o2lnd
-# ping RTT p50 vs 2 x ib_send_lat t_typical, and their ratios.  Not a
+# medians to results/bench-msg.md (`two`: results/bench-msg-two.md): o2lnd
+# msg/s vs ib_send_bw msg/s, o2lnd ping RTT p50 vs 2 x ib_send_lat
+# t_typical, and their ratios; its header line names the topology.  Not a
 # pass/fail test: exits non-zero only when a stage could not run.
 #
 #   testbed/bench-msg.sh [--rounds R] [--duration S] [--out FILE]
 #
 # Env: BUILD (default <top>/build), O2_KO (module, default <top>/o2lnd.ko),
-#      O2_RESULTS (test bed state, default <top>/results; the guest's state
-#      is <O2_RESULTS>/bench-msg), O2_KERNEL, LAT_ITERS (ib_send_lat -n,
-#      default 5000), BW_ITERS (ib_send_bw -n, default 50000; perftest's
-#      duration mode -D does not work with -e), SIZE (128),
-#      PERFTEST_EVENTS (1, default: perftest sleeps on CQ events, -e; 0:
-#      it busy-polls, which in a 1-vCPU guest measures the scheduler's
-#      time slice: server and client take turns of ~4 ms).
+#      O2_RESULTS (test bed state, default <top>/results; the guests' state
+#      is <O2_RESULTS>/bench-msg, `two`: <O2_RESULTS>/bench-msg-two),
+#      O2_KERNEL, O2_BENCH_TOPO (veth, default, or two: see above and
+#      testbed/bench-lib.sh), O2_KO_BASE (a second build measured beside
+#      O2_KO, loaded on both sides; see bench-lib.sh), LAT_ITERS
+#      (ib_send_lat -n, default 5000), BW_ITERS (ib_send_bw -n, default
+#      50000; perftest's duration mode -D does not work with -e), SIZE
+#      (128), PERFTEST_EVENTS (1, default: perftest sleeps on CQ events,
+#      -e; 0: it busy-polls, which in the 1-vCPU guest of `veth` measures
+#      the scheduler's time slice: server and client take turns of ~4 ms).
 set -euo pipefail
 TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BENCH=bench-msg
@@ -47,7 +55,7 @@ o2lnd_round() {
 		{ cat "$RAW/r$r-o2lnd$tag-lat.txt" >&2; exit 1; }
 	P50=$(fig latency_us.p50 "$RAW/r$r-o2lnd$tag-lat.txt")
 	say "round $r/$ROUNDS: o2lnd${tag} RTT p50 $P50 us; selftest --concurrency 32 both ways --duration $DURATION"
-	T=$((DURATION + 120)) g1 "$O2CTL selftest ping $A_NID --from $B_NID --concurrency 32 --duration $DURATION -y" \
+	T=$((DURATION + 120)) gb "$O2CTL selftest ping $A_NID --from $B_NID --concurrency 32 --duration $DURATION -y" \
 		>"$RAW/r$r-o2lnd$tag-ba.txt" 2>&1 &
 	BA=$!
 	T=$((DURATION + 120)) g1 "$O2CTL selftest ping $B_NID --from $A_NID --concurrency 32 --duration $DURATION -y" \
@@ -58,7 +66,7 @@ o2lnd_round() {
 	RATE=$($PY -c "print($ab + $ba)")
 	RPC=$($PY -c "print($(fig rpc_per_s "$RAW/r$r-o2lnd$tag-ab.txt") + $(fig rpc_per_s "$RAW/r$r-o2lnd$tag-ba.txt"))")
 	NERR=$($PY -c "print(int($(fig errors.total "$RAW/r$r-o2lnd$tag-ab.txt") + $(fig errors.total "$RAW/r$r-o2lnd$tag-ba.txt") + $(fig errors.total "$RAW/r$r-o2lnd$tag-lat.txt")))")
-	g1 "rmmod o2lnd" >/dev/null
+	gall "rmmod o2lnd" >/dev/null
 	say "round $r/$ROUNDS: o2lnd${tag} $(printf %.0f "$RATE") msg/s (A->B $(printf %.0f "$ab"), B->A $(printf %.0f "$ba")), errors $NERR"
 }
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -102,8 +110,10 @@ L.append("")
 L.append("- o2lnd message rate: `o2ctl selftest ping --concurrency 32 --duration %s -y` in both "
          "directions at once, msg_per_s of the two summed (o2lnd RPC rate: %.0f rpc/s); "
          "raw verbs: `ib_send_bw -R -s %s -n %s` (one direction, MsgRate; `-e`: perftest sleeps on CQ "
-         "events -- busy-polling server and client share the guest's one vCPU and measure its time "
-         "slice)." % (dur, med(rpc), size, bws))
+         "events -- %s)." % (dur, med(rpc), size, bws,
+             "as in the one-guest mode, where busy-polling server and client would share one vCPU"
+             if topo == "two" else
+             "busy-polling server and client share the guest's one vCPU and measure its time slice"))
 L.append("- o2lnd RTT: `o2ctl selftest ping --concurrency 1 --duration %s -y`, latency_us p50 "
          "(a ping completes after its reply and its request's Send completion); raw verbs: "
          "2 x t_typical of `ib_send_lat -R -s %s -n %s%s` (one-way)." % (
