@@ -125,10 +125,6 @@ enum o2_bulk_kind {
  *	name: the selftest (selftest.c) and the router (router.c) set
  *	their own.
  * @owner: the owner's context for @done
- * @early: a sink whose owner never reads the data (a selftest RPC that
- *	does not check it): @done is called as soon as the peer's
- *	completion says the data is in, while the MR is being invalidated;
- *	the pages stay with @ref until the invalidation is over
  */
 struct o2_page_set;
 
@@ -160,7 +156,6 @@ struct o2_bulk {
 	u64 hop_nid;
 	void (*done)(struct o2_bulk *b, int status);
 	void *owner;
-	bool early;
 };
 
 /**
@@ -172,7 +167,6 @@ struct o2_bulk {
  * @flags: O2LND_BRW_F_* (selftest)
  * @pooled: the sink's pages come from the selftest pool (selftest only:
  *	see o2_bulk_alloc())
- * @early: becomes o2_bulk.early
  */
 struct o2_bulk_owner {
 	void (*done)(struct o2_bulk *b, int status);
@@ -181,7 +175,6 @@ struct o2_bulk_owner {
 	u64 seed;
 	u32 flags;
 	bool pooled;
-	bool early;
 };
 
 /**

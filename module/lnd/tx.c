@@ -452,49 +452,37 @@ static void o2_tx_bulk_wr_err(struct ib_cq *cq, struct ib_wc *wc)
 				    ib_wc_status_msg(wc->status));
 }
 
-/* RDMA WRITEs built on the stack and posted with the message */
-#define O2_CHAIN_WRITES	4
-
 /*
  * Post the REG_MR of tx->bulk's MR (tx->reg) and the RDMA WRITEs of its
- * data into the peer's descriptor tx->rd, ahead of the message @msg, as
- * one chain: one ib_post_send(), one doorbell, when the descriptor has
- * at most O2_CHAIN_WRITES fragments (an o2lnd or o2iblnd sink with
- * FRWR has one); a longer one posts its first WRITEs in batches of that
- * many.  None of the bulk work requests is signaled (the message's
- * completion covers them; an error completes them with
- * o2_tx_bulk_wr_err()).  On a device that replays local work requests
- * (o2_dev.reg_replayed) the REG_MR follows a LOCAL_INV of the same key:
- * executed once or twice, the pair leaves the MR registered.  Caller
- * holds conn->lock, so nothing else lands between them.
- *
- * Return: 0, or the error of ib_post_send(): @msg was not posted then
- * (work requests before it may have been).
+ * data into the peer's descriptor tx->rd, ahead of the message; none is
+ * signaled (the message's completion covers them; an error completes
+ * them with o2_tx_bulk_wr_err()).  On a device that replays local work
+ * requests (o2_dev.reg_replayed) the REG_MR follows a LOCAL_INV of the
+ * same key: executed once or twice, the pair leaves the MR registered.
+ * Caller holds conn->lock, so nothing else lands between the two.
  */
-static int o2_tx_post_chain_locked(struct o2_conn *conn, struct o2_tx *tx,
-				   struct ib_send_wr *msg)
+static int o2_tx_post_bulk_locked(struct o2_conn *conn, struct o2_tx *tx)
 {
 	struct o2_bulk *b = tx->bulk;
-	struct ib_mr *mr = tx->reg || tx->rd ? b->mr->mr : NULL;
-	struct ib_rdma_wr w[O2_CHAIN_WRITES];
-	struct ib_sge sge[O2_CHAIN_WRITES];
-	const struct ib_send_wr *bad;
-	struct ib_send_wr inv = {};
-	struct ib_send_wr *head = NULL, **tail = &head;
-	struct ib_reg_wr reg = {};
-	u32 i, n = 0, off = 0;
+	struct ib_mr *mr = b->mr->mr;
+	u32 i, off = 0;
 	int rc;
 
 	lockdep_assert_held(&conn->lock);
 	if (tx->reg && conn->dev->reg_replayed) {
+		struct ib_send_wr inv = {};
+
 		b->reg_cqe.done = o2_tx_bulk_wr_err;
 		inv.wr_cqe = &b->reg_cqe;
 		inv.opcode = IB_WR_LOCAL_INV;
 		inv.ex.invalidate_rkey = mr->rkey;
-		*tail = &inv;
-		tail = &inv.next;
+		rc = ib_post_send(conn->qp, &inv, NULL);
+		if (rc)
+			return rc;
 	}
 	if (tx->reg) {
+		struct ib_reg_wr reg = {};
+
 		b->reg_cqe.done = o2_tx_bulk_wr_err;
 		reg.wr.wr_cqe = &b->reg_cqe;
 		reg.wr.opcode = IB_WR_REG_MR;
@@ -503,39 +491,30 @@ static int o2_tx_post_chain_locked(struct o2_conn *conn, struct o2_tx *tx,
 		reg.access = IB_ACCESS_LOCAL_WRITE;
 		if (b->kind == O2_BULK_PUT_SINK || b->kind == O2_BULK_GET_SINK)
 			reg.access |= IB_ACCESS_REMOTE_WRITE;
-		*tail = &reg.wr;
-		tail = &reg.wr.next;
+		rc = ib_post_send(conn->qp, &reg.wr, NULL);
+		if (rc)
+			return rc;
 	}
 	for (i = 0; tx->rd && i < tx->rd->nfrags && off < b->nob; i++) {
-		if (n == O2_CHAIN_WRITES) {
-			/* a full batch goes now; its WRs are reused */
-			*tail = NULL;
-			rc = ib_post_send(conn->qp, head, &bad);
-			if (rc)
-				return rc;
-			head = NULL;
-			tail = &head;
-			n = 0;
-		}
-		memset(&w[n], 0, sizeof(w[n]));
-		sge[n].addr = mr->iova + off;
-		sge[n].length = min_t(u32, tx->rd->frags[i].nob, b->nob - off);
-		sge[n].lkey = mr->lkey;
+		struct ib_rdma_wr w = {};
+		struct ib_sge sge;
+
+		sge.addr = mr->iova + off;
+		sge.length = min_t(u32, tx->rd->frags[i].nob, b->nob - off);
+		sge.lkey = mr->lkey;
 		b->write_cqe.done = o2_tx_bulk_wr_err;
-		w[n].wr.wr_cqe = &b->write_cqe;
-		w[n].wr.opcode = IB_WR_RDMA_WRITE;
-		w[n].wr.sg_list = &sge[n];
-		w[n].wr.num_sge = 1;
-		w[n].remote_addr = tx->rd->frags[i].addr;
-		w[n].rkey = tx->rd->key;
-		off += sge[n].length;
-		*tail = &w[n].wr;
-		tail = &w[n].wr.next;
-		n++;
+		w.wr.wr_cqe = &b->write_cqe;
+		w.wr.opcode = IB_WR_RDMA_WRITE;
+		w.wr.sg_list = &sge;
+		w.wr.num_sge = 1;
+		w.remote_addr = tx->rd->frags[i].addr;
+		w.rkey = tx->rd->key;
+		rc = ib_post_send(conn->qp, &w.wr, NULL);
+		if (rc)
+			return rc;
+		off += sge.length;
 	}
-	msg->next = NULL;
-	*tail = msg;
-	return ib_post_send(conn->qp, head, &bad);
+	return 0;
 }
 
 /* The LOCAL_INV of an invalidation tx completed (o2_tx_alloc_inv()). */
@@ -596,6 +575,12 @@ static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
 		}
 		return rc;
 	}
+	if (tx->reg || tx->rd) {
+		rc = o2_tx_post_bulk_locked(conn, tx);
+		if (rc)
+			return rc;
+	}
+
 	/* the credits byte is final only if the post succeeds: packed here */
 	o2_msg_pack(tx->msg, tx->type, o2_credits_return(conn->cr.outstanding),
 		    tx->nob, conn->ni->nid, conn->ni->stamp, conn->peer->nid,
@@ -617,7 +602,7 @@ static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
 	wr.num_sge = 1;
 	wr.opcode = IB_WR_SEND;
 	wr.send_flags = IB_SEND_SIGNALED;
-	rc = o2_tx_post_chain_locked(conn, tx, &wr);
+	rc = ib_post_send(conn->qp, &wr, NULL);
 	if (rc)
 		return rc;
 	list_del(&txb->list);

@@ -356,17 +356,10 @@ static struct o2_bulk *o2_bulk_take(struct o2_conn *conn, u64 cookie,
  * learns it (b->done, called once: a selftest RPC, the selftest service,
  * a message this router forwards).
  */
-static void o2_bulk_tell(struct o2_bulk *b, int status)
+static void o2_bulk_finish(struct o2_bulk *b, int status)
 {
 	void (*done)(struct o2_bulk *b, int status) = b->done;
 
-	b->done = NULL;
-	if (done)
-		done(b, status);
-}
-
-static void o2_bulk_finish(struct o2_bulk *b, int status)
-{
 	struct o2_ni *ni = b->ni;
 
 	if (status)
@@ -380,7 +373,9 @@ static void o2_bulk_finish(struct o2_bulk *b, int status)
 	 */
 	if (!status)
 		o2_bulk_unmap(b);
-	o2_bulk_tell(b, status);
+	b->done = NULL;
+	if (done)
+		done(b, status);
 }
 
 /* ---- invalidation ---- */
@@ -658,7 +653,6 @@ int o2_bulk_sink_start(struct o2_conn *conn, const struct o2_putreq_msg *m,
 		b->peer_cookie = o->cookie;
 	b->done = o->done;
 	b->owner = o->ctx;
-	b->early = o->early;
 	ack = tx->msg + sizeof(struct o2_msg_hdr);
 	ack->src_cookie = m->cookie;
 	ack->dst_cookie = b->cookie;
@@ -753,7 +747,6 @@ void o2_bulk_rtr_send(struct o2_ni *ni, u64 hop, const struct o2_lnet_hdr *hdr,
 	b->deadline = jiffies + o2_timeout * HZ;
 	b->done = o->done;
 	b->owner = o->ctx;
-	b->early = o->early;
 	tx = o2_pend_reserve(b->cookie) ? NULL :
 		o2_bulk_tx(ni, O2_MSG_PUT_REQ, b, sizeof(*m));
 	if (!tx) {
@@ -915,13 +908,7 @@ static int o2_bulk_rx_completion(struct o2_conn *conn, u8 type,
 		b->status = o2_remote_status(m->status);
 	else if (type == O2_MSG_GET_DONE && m->status != b->nob)
 		b->status = -EPROTO;
-	/*
-	 * The peer is done with our memory: invalidate, then finish.  An
-	 * owner that never reads the data learns now (o2_bulk.early): one
-	 * work request's round through the send queue less per RPC.
-	 */
-	if (b->early && !b->status)
-		o2_bulk_tell(b, 0);
+	/* the peer is done with our memory: invalidate, then finish */
 	o2_bulk_invalidate(b, conn);
 	return 0;
 }

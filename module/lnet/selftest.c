@@ -192,8 +192,6 @@ int o2_brw_put_sink(struct o2_conn *conn, const struct o2_putreq_msg *m)
 		.seed = le64_to_cpu(m->hdr.msg.put.hdr_data),
 		.flags = flags,
 		.pooled = true,
-		/* nothing reads the data of an RPC that does not check it */
-		.early = !(flags & O2LND_BRW_F_CHECK),
 	};
 
 	return o2_bulk_sink_start(conn, m, &o);
@@ -239,7 +237,6 @@ int o2_brw_reply_put(struct o2_conn *conn, const struct o2_putreq_msg *m)
 		o.cookie = r->w.cookie;
 		o.seed = r->seed;
 		o.flags = r->flags;
-		o.early = !(r->flags & O2LND_BRW_F_CHECK);
 		found = true;
 	}
 	o2_pend_unlock();
@@ -491,7 +488,6 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 		m->cookie = b->cookie;
 		o2_bulk_desc(b, &m->rd);
 		tx->reg = true;
-		b->early = !(r->flags & O2LND_BRW_F_CHECK);
 	}
 	b->done = o2_brw_bulk_done;
 	return o2_bulk_launch(ni, r->nid, tx, b);

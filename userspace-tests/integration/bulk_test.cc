@@ -133,7 +133,7 @@ std::map<std::string, NiBulk> BulkVeth::bulk(Guest& g) {
     YAML::Node y = YAML::Load(r.out);
     for (const auto& net : y["net"]) {
       for (const auto& n : net["local NI(s)"]) {
-        std::string nid = n["nid"].as<std::string>();
+        auto nid = n["nid"].as<std::string>();
         if (nid.find("@o2ib") == std::string::npos) continue;
         NiBulk b;
         b.found = true;
@@ -511,11 +511,10 @@ TEST_F(BulkVeth, FailedInvalidationRecoversTheMr) {
   figure("mr_pool_size_b", std::to_string(after[kB].mr_size));
 }
 
-// RPCs that do not check their data take the fast path: pages from the
-// selftest pool, no pattern filled, and the sink's owner told before its MR
-// is invalidated.  Under failing invalidations they still all succeed, the
-// failed MRs are replaced one for one, nothing stays in use, and checked RPCs
-// on the same reused pages afterwards arrive intact.
+// RPCs that do not check their data take their pages from the selftest pool
+// and are not filled.  Under failing invalidations they still all succeed,
+// the failed MRs are replaced one for one, nothing stays in use, and checked
+// RPCs on the same reused pages afterwards arrive intact.
 TEST_F(BulkVeth, UncheckedRpcsOnPooledPagesLoseNothing) {
   Guest& g = guest("g1");
   ASSERT_TRUE(insmod(g, kBoth).ok()) << bed().test_log();

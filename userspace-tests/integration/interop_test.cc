@@ -803,13 +803,18 @@ TEST_F(InteropBench, O2lndBesideO2iblndInOneBoot) {
           if (std::regex_search(b.out, n, std::regex(R"(rpcs: +(\d+))"))) rpcs = std::stod(n[1]);
         }
         double cpu = qemu_cpu_s(g1) + qemu_cpu_s(g2) - cpu0;
-        const std::string tag = stack + "_" + s.name;
-        const std::string rn = "_r" + std::to_string(r);
+        // "<stack>_<shape>_<what>_r<round>"
+        auto per_round = [&](const char* what, double v) {
+          std::string name = stack;
+          name.append("_").append(s.name).append("_").append(what);
+          name.append("_r").append(std::to_string(r));
+          figure(name, std::to_string(v));
+        };
         double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        figure(tag + "_vcpu_busy_g1" + rn, std::to_string((vcpu_cpu_s(g1) - vcpu1) / wall));
-        figure(tag + "_vcpu_busy_g2" + rn, std::to_string((vcpu_cpu_s(g2) - vcpu2) / wall));
-        figure(tag + "_rxe_retries" + rn, std::to_string(rxe_sum("completer_retry_err") - retry0));
-        figure(tag + "_rxe_out_of_seq" + rn, std::to_string(rxe_sum("out_of_seq_request") - seq0));
+        per_round("vcpu_busy_g1", (vcpu_cpu_s(g1) - vcpu1) / wall);
+        per_round("vcpu_busy_g2", (vcpu_cpu_s(g2) - vcpu2) / wall);
+        per_round("rxe_retries", rxe_sum("completer_retry_err") - retry0);
+        per_round("rxe_out_of_seq", rxe_sum("out_of_seq_request") - seq0);
         figure(stack + "_" + s.name + "_r" + std::to_string(r), std::to_string(value));
         vals[{stack, s.name}].push_back(value);
         if (rpcs > 0) {
