@@ -118,49 +118,7 @@ std::unique_ptr<Testbed> Testbed::by_name(const std::string& t, const TopologyOp
   throw Error("unknown topology '" + t + "' (veth, two, three, rails, plain)");
 }
 
-namespace {
-
-// The links between guests are QEMU dgram netdevs on unix sockets.  A unix
-// datagram socket takes at most net.unix.max_dgram_qlen queued datagrams
-// (10 by default) before its senders get EAGAIN, and as QEMU's sending
-// socket is not connected, poll() keeps saying it is writable: QEMU's main
-// loop retries in a spin instead of sleeping, on the host cores the guests
-// need to drain the queue.  That is a suspect (not proven) for the links
-// seen stalling both ways under load for up to a minute.  With a queue
-// deeper than the sender's socket buffer holds, the buffer's limit applies
-// first, which poll() does report.  The limit is taken when a socket is
-// made: this runs before the guests start.
-constexpr long kDgramQlen = 1024;
-
-void ensure_dgram_qlen() {
-  static bool done = false;
-  if (done) return;
-  done = true;
-  const char* path = "/proc/sys/net/unix/max_dgram_qlen";
-  long cur = 0;
-  {
-    std::ifstream in(path);
-    in >> cur;
-  }
-  if (cur >= kDgramQlen) return;
-  std::ofstream out(path);
-  out << kDgramQlen << "\n";
-  out.close();
-  if (!out) {
-    std::fprintf(stderr,
-                 "[ testbed  ] warning: cannot raise %s from %ld to %ld (not root?): links between "
-                 "guests may stall under load\n",
-                 path, cur, kDgramQlen);
-    return;
-  }
-  std::fprintf(stderr, "[ testbed  ] %s: %ld -> %ld (links between guests)\n", path, cur,
-               kDgramQlen);
-}
-
-}  // namespace
-
 void Testbed::boot_all(std::chrono::seconds timeout) {
-  ensure_dgram_qlen();
   for (auto& g : guests_) g->start();
   for (auto& g : guests_) g->wait_ready(timeout);
 }
