@@ -91,6 +91,8 @@ enum o2_bulk_kind {
 	O2_BULK_GET_SRC,	/* a peer's GET: RDMA-written with GET_DONE */
 };
 
+struct o2_page_set;
+
 /**
  * struct o2_bulk - a bulk buffer and its exchange
  * @ref: references (the waiting table, txs carrying it, the owner)
@@ -126,8 +128,6 @@ enum o2_bulk_kind {
  *	their own.
  * @owner: the owner's context for @done
  */
-struct o2_page_set;
-
 struct o2_bulk {
 	struct kref ref;
 	struct list_head list;

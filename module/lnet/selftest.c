@@ -186,11 +186,10 @@ static void o2_brw_sink_done(struct o2_bulk *b, int status)
  */
 int o2_brw_put_sink(struct o2_conn *conn, const struct o2_putreq_msg *m)
 {
-	u32 flags = (u32)le64_to_cpu(m->hdr.msg.put.match_bits);
 	const struct o2_bulk_owner o = {
 		.done = o2_brw_sink_done,
 		.seed = le64_to_cpu(m->hdr.msg.put.hdr_data),
-		.flags = flags,
+		.flags = (u32)le64_to_cpu(m->hdr.msg.put.match_bits),
 		.pooled = true,
 	};
 

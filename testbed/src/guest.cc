@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "protocol.h"
+#include <netinet/in.h>
 
 #if !defined(O2_SOURCE_DIR) || !defined(O2_BINARY_DIR)
 #error "the build defines O2_SOURCE_DIR and O2_BINARY_DIR (testbed/CMakeLists.txt)"
@@ -223,6 +224,97 @@ Guest::~Guest() {
   if (!detached_) kill();
 }
 
+namespace {
+
+// QEMU finds the socket of NIC i on descriptor kNicFdBase + i.
+constexpr int kNicFdBase = 100;
+
+// The sockets API takes a sockaddr_in as a sockaddr.
+sockaddr* as_sockaddr(sockaddr_in* a) {
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): sockets API
+  return reinterpret_cast<sockaddr*>(a);
+}
+
+sockaddr_in loopback(uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  return a;
+}
+
+// "<local port> <remote port> <mac>" per NIC, eth0 first
+void save_nics(const std::string& dir, const std::vector<Nic>& nics) {
+  std::string t;
+  for (const Nic& n : nics) {
+    t += std::to_string(n.local_port) + " " + std::to_string(n.remote_port) + " " + n.mac + "\n";
+  }
+  spit(dir + "/nics", t);
+}
+
+std::vector<Nic> load_nics(const std::string& dir) {
+  std::ifstream f(dir + "/nics");
+  std::vector<Nic> v;
+  unsigned l = 0;
+  unsigned r = 0;
+  std::string mac;
+  while (f >> l >> r >> mac) {
+    if (l == 0 || l > 65535 || r == 0 || r > 65535) {
+      throw Error("bad link ports in " + dir + "/nics");
+    }
+    v.push_back({static_cast<uint16_t>(l), static_cast<uint16_t>(r), mac});
+  }
+  return v;
+}
+
+}  // namespace
+
+int open_link_socket(const Nic& n) {
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw Error(std::string("link socket: ") + strerror(errno));
+  // Room for a burst while the guest behind it is slow to take frames: as
+  // root beyond net.core.rmem_max / wmem_max, else up to them.
+  const int size = 4 << 20;
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0) {
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+  }
+  if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) < 0) {
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+  }
+  sockaddr_in me = loopback(n.local_port);
+  sockaddr_in peer = loopback(n.remote_port);
+  if (bind(fd, as_sockaddr(&me), sizeof me) < 0 ||
+      connect(fd, as_sockaddr(&peer), sizeof peer) < 0) {
+    int e = errno;
+    close(fd);
+    throw Error("link socket 127.0.0.1:" + std::to_string(n.local_port) + " -> " +
+                std::to_string(n.remote_port) + ": " + strerror(e));
+  }
+  return fd;
+}
+
+std::pair<uint16_t, uint16_t> free_udp_port_pair() {
+  int fds[2] = {-1, -1};
+  uint16_t ports[2] = {0, 0};
+  std::string err;
+  for (int i = 0; i < 2 && err.empty(); i++) {
+    fds[i] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a = loopback(0);
+    socklen_t len = sizeof a;
+    if (fds[i] < 0 || bind(fds[i], as_sockaddr(&a), sizeof a) < 0 ||
+        getsockname(fds[i], as_sockaddr(&a), &len) < 0) {
+      err = strerror(errno);
+    } else {
+      ports[i] = ntohs(a.sin_port);
+    }
+  }
+  for (int fd : fds) {
+    if (fd >= 0) close(fd);
+  }
+  if (!err.empty()) throw Error("no free UDP port on 127.0.0.1: " + err);
+  return {ports[0], ports[1]};
+}
+
 std::unique_ptr<Guest> Guest::attach(const std::string& dir) {
   std::ifstream nf(dir + "/name");
   GuestConfig c;
@@ -283,7 +375,13 @@ std::vector<std::string> Guest::qemu_argv() const {
       "-m",
       std::to_string(cfg_.mem_mb),
       "-smp",
-      std::to_string(cfg_.smp),
+      // maxcpus above 1 makes QEMU 7.2 translate in parallel mode even for
+      // one vCPU.  Otherwise it drops the guest's memory barriers (and makes
+      // its locked instructions plain), and virtio notifications get lost
+      // between the vCPU and QEMU's I/O thread: a NIC whose transmit queue
+      // stopped for good after minutes of traffic (QEMU 8.1 keeps barriers
+      // in system mode for this reason).
+      std::to_string(cfg_.smp) + ",maxcpus=" + std::to_string(std::max(2, cfg_.smp)),
       "-nodefaults",
       "-no-user-config",
       "-nic",
@@ -325,8 +423,9 @@ std::vector<std::string> Guest::qemu_argv() const {
     const Nic& n = cfg_.nics[i];
     std::string id = "n" + std::to_string(i);
     a.emplace_back("-netdev");
-    a.push_back("dgram,id=" + id + ",local.type=unix,local.path=" + n.local_sock +
-                ",remote.type=unix,remote.path=" + n.remote_sock);
+    // start() puts the link's socket on this descriptor
+    a.push_back("dgram,id=" + id +
+                ",local.type=fd,local.str=" + std::to_string(kNicFdBase + static_cast<int>(i)));
     a.emplace_back("-device");
     a.push_back("virtio-net-pci,netdev=" + id + ",mac=" + n.mac + ",romfile=,host_mtu=9000");
   }
@@ -348,10 +447,19 @@ void Guest::start() {
   console_mark_ = 0;
   fs::create_directories(cfg_.dir + "/out");
   std::vector<std::string> argv = qemu_argv();
-  // Stale sockets make QEMU's bind() fail.
-  for (auto& s : argv) {
-    size_t p = s.find("local.path=");
-    if (p != std::string::npos) unlink(s.substr(p + 11, s.find(',', p) - p - 11).c_str());
+  // A guest booted again through attach() finds its links' ports where its
+  // first boot left them.
+  std::vector<Nic> nics = cfg_.agent == "-" ? load_nics(cfg_.dir) : cfg_.nics;
+  if (cfg_.agent != "-") save_nics(cfg_.dir, nics);
+  std::vector<int> socks;
+  auto close_socks = [&] {
+    for (int s : socks) close(s);
+  };
+  try {
+    for (const Nic& n : nics) socks.push_back(open_link_socket(n));
+  } catch (...) {
+    close_socks();
+    throw;
   }
   unlink((cfg_.dir + "/agent.sock").c_str());
   unlink(monitor_path().c_str());
@@ -372,10 +480,19 @@ void Guest::start() {
   cargv.push_back(nullptr);
   std::string qlog = cfg_.dir + "/qemu.log";
   pid_t pid = fork();
-  if (pid < 0) throw Error(std::string("fork: ") + strerror(errno));
+  if (pid < 0) {
+    close_socks();
+    throw Error(std::string("fork: ") + strerror(errno));
+  }
   if (pid == 0) {
     setsid();
     if (cfg_.die_with_parent) prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // The copies stay open across exec (the originals are CLOEXEC); moved
+    // out of the way first, so no link socket sits on another's target.
+    for (int& s : socks) s = fcntl(s, F_DUPFD_CLOEXEC, 1000);
+    for (size_t i = 0; i < socks.size(); i++) {
+      if (socks[i] < 0 || dup2(socks[i], kNicFdBase + static_cast<int>(i)) < 0) _exit(126);
+    }
     int fd = open(qlog.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int nul = open("/dev/null", O_RDONLY);
     if (nul >= 0) dup2(nul, 0);
@@ -386,6 +503,7 @@ void Guest::start() {
     execvp(cargv[0], cargv.data());
     _exit(127);
   }
+  close_socks();  // QEMU holds the links now
   pid_ = pid;
   boots_++;
   boot_start_ = Clock::now();

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace o2tb {
@@ -35,11 +36,21 @@ struct Kernel {
   static Kernel find(const std::string& name = "");
 };
 
-// One virtio-net NIC linked to another guest's NIC by a pair of unix
-// datagram sockets (-netdev dgram).
+// One virtio-net NIC linked to another guest's NIC: a UDP socket on
+// 127.0.0.1:local_port connected to the peer's 127.0.0.1:remote_port, opened
+// by the test bed and handed to QEMU (-netdev dgram,local.type=fd).  A frame
+// that finds the peer's socket buffer full is dropped, as on a wire: QEMU
+// never waits for the peer, so no link stalls.
 struct Nic {
-  std::string local_sock, remote_sock, mac;
+  uint16_t local_port = 0, remote_port = 0;
+  std::string mac;
 };
+
+// The link socket of `n`, with room for bursts (4 MiB each way); throws Error
+// with the port when it cannot be bound (another process took it).
+int open_link_socket(const Nic& n);
+// Two free UDP ports on 127.0.0.1, distinct: both ends of a new link.
+std::pair<uint16_t, uint16_t> free_udp_port_pair();
 
 struct GuestConfig {
   std::string name;  // hostname and folder name, e.g. "g1"
@@ -120,13 +131,15 @@ class Guest {
   // Copies dmesg into the state folder (dmesg.txt); returns its path.
   std::string save_dmesg(const std::string& tag = "");
 
+  // The QEMU command line this guest boots with.
+  [[nodiscard]] std::vector<std::string> qemu_argv() const;
+
  private:
   struct Pending {
     bool done = false;
     uint32_t type = 0;
     std::string payload;
   };
-  [[nodiscard]] std::vector<std::string> qemu_argv() const;
   bool connect_agent();
   void disconnect();
   void reader_loop(int fd);

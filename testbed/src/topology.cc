@@ -16,7 +16,7 @@ std::string default_state_dir() {
 }
 
 Testbed::Testbed(const TopologyOptions& opts, std::vector<GuestSpec> specs,
-                 std::vector<LinkSpec> links) {
+                 const std::vector<LinkSpec>& links) {
   dir_ = opts.dir.empty() ? default_state_dir() : opts.dir;
   fs::create_directories(dir_);
   dir_ = fs::canonical(dir_).string();
@@ -49,23 +49,20 @@ Testbed::Testbed(const TopologyOptions& opts, std::vector<GuestSpec> specs,
       }
     }
   }
-  fs::create_directories(dir_ + "/links");
-  for (size_t l = 0; l < links.size(); l++) {
-    const LinkSpec& ls = links[l];
-    std::string sa = dir_ + "/links/l" + std::to_string(l) + "a.sock";
-    std::string sb = dir_ + "/links/l" + std::to_string(l) + "b.sock";
+  for (const LinkSpec& ls : links) {
+    const auto [pa, pb] = free_udp_port_pair();
     auto mac = [](size_t g, size_t i) {
       char b[32];
       snprintf(b, sizeof b, "52:54:00:12:%02zx:%02zx", g + 1, i);
       return std::string(b);
     };
-    auto put = [&](size_t g, size_t ifn, const std::string& local, const std::string& remote) {
+    auto put = [&](size_t g, size_t ifn, uint16_t local, uint16_t remote) {
       auto& nics = cfgs.at(g).nics;
       if (nics.size() <= ifn) nics.resize(ifn + 1);
       nics[ifn] = {local, remote, mac(g, ifn)};
     };
-    put(ls.a, ls.a_if, sa, sb);
-    put(ls.b, ls.b_if, sb, sa);
+    put(ls.a, ls.a_if, pa, pb);
+    put(ls.b, ls.b_if, pb, pa);
   }
   std::ofstream list(dir_ + "/guests");
   for (auto& c : cfgs) {

@@ -9,8 +9,10 @@
 //                 "router"  eth1 192.168.2.2 <-> "server" eth0 192.168.2.1
 //                 rxe0/rxe1 on every ethN; the router forwards IPv4.
 //
-// Each link is a pair of unix datagram sockets (-netdev dgram), so a guest
-// can be killed and booted again while the others run.
+// Each link is a pair of UDP sockets on 127.0.0.1, connected to each other
+// (-netdev dgram on a socket the test bed opens), so a guest can be killed and
+// booted again while the others run, and a full or absent peer drops frames
+// instead of stalling the sender.
 #pragma once
 
 #include <memory>
@@ -43,7 +45,8 @@ struct LinkSpec {
 
 class Testbed {
  public:
-  Testbed(const TopologyOptions& opts, std::vector<GuestSpec> specs, std::vector<LinkSpec> links);
+  Testbed(const TopologyOptions& opts, std::vector<GuestSpec> specs,
+          const std::vector<LinkSpec>& links);
   static std::unique_ptr<Testbed> one_guest_veth(const TopologyOptions& o = {});
   static std::unique_ptr<Testbed> guests(int n, const TopologyOptions& o = {});
   // Two guests joined by two links, one rail each (eth0: 192.168.1.0/24,

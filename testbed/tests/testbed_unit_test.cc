@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -224,6 +226,100 @@ TEST(Monitor, GuestMonitorSocketIsInItsStateFolder) {
     EXPECT_THROW(g.pause(), Error);  // not running
   }
   std::filesystem::remove_all("/var/tmp/o2tb-unit-g9");
+}
+
+// --- the QEMU command line and the links between guests ------------------
+
+std::vector<std::string> argv_of(const GuestConfig& c) {
+  Guest g(c);
+  return g.qemu_argv();
+}
+
+// The argument after `flag` (its first occurrence), or "" when absent.
+std::string arg_after(const std::vector<std::string>& v, const std::string& flag) {
+  auto it = std::find(v.begin(), v.end(), flag);
+  return it == v.end() || it + 1 == v.end() ? "" : *(it + 1);
+}
+
+TEST(QemuCommandLine, OneVcpuIsTranslatedInParallelModeSoGuestBarriersReachTheHost) {
+  GuestConfig c;
+  c.name = "g9";
+  c.dir = "/var/tmp/o2tb-unit-g9";
+  EXPECT_EQ(arg_after(argv_of(c), "-smp"), "1,maxcpus=2");
+  c.smp = 3;
+  EXPECT_EQ(arg_after(argv_of(c), "-smp"), "3,maxcpus=3");
+  std::filesystem::remove_all(c.dir);
+}
+
+TEST(QemuCommandLine, EachNicTakesItsLinkSocketFromADescriptorAndNoHostNetwork) {
+  GuestConfig c;
+  c.name = "g9";
+  c.dir = "/var/tmp/o2tb-unit-g9";
+  c.nics = {{40001, 40002, "52:54:00:12:09:00"}, {40003, 40004, "52:54:00:12:09:01"}};
+  auto v = argv_of(c);
+  std::vector<std::string> netdevs;
+  for (size_t i = 0; i + 1 < v.size(); i++) {
+    if (v[i] == "-netdev") netdevs.push_back(v[i + 1]);  // only these: never slirp
+  }
+  EXPECT_EQ(netdevs, (std::vector<std::string>{"dgram,id=n0,local.type=fd,local.str=100",
+                                               "dgram,id=n1,local.type=fd,local.str=101"}));
+  EXPECT_EQ(arg_after(v, "-nic"), "none");
+  std::filesystem::remove_all(c.dir);
+}
+
+TEST(LinkSockets, APairCarriesJumboFramesBothWays) {
+  auto [pa, pb] = free_udp_port_pair();
+  ASSERT_NE(pa, pb);
+  int a = open_link_socket({pa, pb, ""});
+  int b = open_link_socket({pb, pa, ""});
+  std::string frame(9014, 'x');
+  frame[0] = 'A';
+  ASSERT_EQ(send(a, frame.data(), frame.size(), 0), static_cast<ssize_t>(frame.size()));
+  frame[0] = 'B';
+  ASSERT_EQ(send(b, frame.data(), frame.size(), 0), static_cast<ssize_t>(frame.size()));
+  std::string got(65536, '\0');
+  ASSERT_EQ(recv(b, got.data(), got.size(), 0), static_cast<ssize_t>(frame.size()));
+  EXPECT_EQ(got[0], 'A');
+  ASSERT_EQ(recv(a, got.data(), got.size(), 0), static_cast<ssize_t>(frame.size()));
+  EXPECT_EQ(got[0], 'B');
+  close(a);
+  close(b);
+}
+
+// A peer that takes no frames (a paused or slow guest) costs its frames, never
+// the sender's progress: QEMU's transmit path never has to wait for a peer.
+TEST(LinkSockets, AFullPeerDropsFramesAndNeverBlocksTheSender) {
+  auto [pa, pb] = free_udp_port_pair();
+  int a = open_link_socket({pa, pb, ""});
+  int b = open_link_socket({pb, pa, ""});
+  const std::string frame(9014, 'x');
+  const int n = 3000;  // 27 MB, several times the receive buffer
+  int sent = 0;
+  for (int i = 0; i < n; i++) {
+    if (send(a, frame.data(), frame.size(), MSG_DONTWAIT) == static_cast<ssize_t>(frame.size())) {
+      sent++;
+    }
+  }
+  EXPECT_EQ(sent, n) << "a send failed: " << strerror(errno);
+  int got = 0;
+  std::string buf(65536, '\0');
+  while (recv(b, buf.data(), buf.size(), MSG_DONTWAIT) > 0) got++;
+  EXPECT_GT(got, 100) << "the buffer holds a burst";
+  EXPECT_LT(got, n) << "the rest was dropped";
+  close(a);
+  close(b);
+}
+
+TEST(LinkSockets, ATakenPortIsAnErrorNamingIt) {
+  auto [pa, pb] = free_udp_port_pair();
+  int a = open_link_socket({pa, pb, ""});
+  try {
+    open_link_socket({pa, pb, ""});
+    ADD_FAILURE() << "bound the same port twice";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(pa)), std::string::npos) << e.what();
+  }
+  close(a);
 }
 
 }  // namespace

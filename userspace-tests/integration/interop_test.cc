@@ -761,14 +761,19 @@ TEST_F(InteropBench, O2lndBesideO2iblndInOneBoot) {
         double cpu0 = qemu_cpu_s(g1) + qemu_cpu_s(g2);
         // rxe's own view: its retransmissions are what loss or a slow
         // peer costs a stack, whichever stack it is
-        auto rxe_sum = [&](const char* key) {
-          return static_cast<double>(rxe_stats(g1, "rxe0")[key] + rxe_stats(g2, "rxe0")[key]);
+        struct RxeSum {
+          double retries, out_of_seq;
         };
-        double retry0 = rxe_sum("completer_retry_err");
+        auto rxe_sum = [&] {  // one snapshot of each guest serves both keys
+          auto a = rxe_stats(g1, "rxe0");
+          auto b = rxe_stats(g2, "rxe0");
+          auto both = [&](const char* key) { return static_cast<double>(a[key] + b[key]); };
+          return RxeSum{both("completer_retry_err"), both("out_of_seq_request")};
+        };
+        const RxeSum rxe0 = rxe_sum();
         double vcpu1 = vcpu_cpu_s(g1);
         double vcpu2 = vcpu_cpu_s(g2);
         auto t0 = std::chrono::steady_clock::now();
-        double seq0 = rxe_sum("out_of_seq_request");
         double value = -1;
         double rpcs = 0;
         if (lustre) {
@@ -813,8 +818,9 @@ TEST_F(InteropBench, O2lndBesideO2iblndInOneBoot) {
         double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         per_round("vcpu_busy_g1", (vcpu_cpu_s(g1) - vcpu1) / wall);
         per_round("vcpu_busy_g2", (vcpu_cpu_s(g2) - vcpu2) / wall);
-        per_round("rxe_retries", rxe_sum("completer_retry_err") - retry0);
-        per_round("rxe_out_of_seq", rxe_sum("out_of_seq_request") - seq0);
+        const RxeSum rxe1 = rxe_sum();
+        per_round("rxe_retries", rxe1.retries - rxe0.retries);
+        per_round("rxe_out_of_seq", rxe1.out_of_seq - rxe0.out_of_seq);
         figure(stack + "_" + s.name + "_r" + std::to_string(r), std::to_string(value));
         vals[{stack, s.name}].push_back(value);
         if (rpcs > 0) {
