@@ -618,6 +618,18 @@ def print_digests():
                      and "ommand line" not in l]
             for l in lines[-6:]:
                 print(f"    {os.path.basename(g)[:-10]}: {l[:150]}")
+            # A guest that did not answer (dead, or its agent gone) left no
+            # dmesg: its console says why (a panic, a hang, a reboot).
+            if lines or len(open(g, errors="replace").read().strip().splitlines()) > 2:
+                continue
+            con = g[:-len("-dmesg.txt")] + "-console.log"
+            try:
+                tail = [l.rstrip() for l in open(con, errors="replace").read().splitlines() if l.strip()]
+            except OSError:
+                tail = []
+            print(f"    {os.path.basename(g)[:-10]}: no dmesg; the end of its console:")
+            for l in tail[-12:]:
+                print(f"    {os.path.basename(g)[:-10]}> {l[:150]}")
     for f in failures:
         print(f"    FAILED: {f}")
 
