@@ -211,6 +211,29 @@ static void an_unusable_candidate_is_never_picked(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, o2_mr_pick(c, 0, &cur), -1);
 }
 
+/*
+ * An answer is taken from the NID asked, from another NID of the same
+ * known node, and for a routed request from another NID on the target's
+ * network (the last router picked it); never from another network, nor
+ * from a stranger's NID of a request that went direct.
+ */
+static void an_answer_comes_from_the_target_its_node_or_past_a_router(struct kunit *test)
+{
+	const u64 t = 0x00050001c0a80201ULL;	/* 192.168.2.1@o2ib1 */
+	const u64 rail = 0x00050001c0a80301ULL;	/* 192.168.3.1@o2ib1 */
+	const u64 other_net = 0x00050000c0a80301ULL;	/* 192.168.3.1@o2ib0 */
+
+	KUNIT_EXPECT_TRUE(test, o2_mr_may_answer(t, t, false, false));
+	KUNIT_EXPECT_TRUE(test, o2_mr_may_answer(t, t, true, false));
+	KUNIT_EXPECT_TRUE(test, o2_mr_may_answer(t, rail, false, true));
+	KUNIT_EXPECT_TRUE(test, o2_mr_may_answer(t, other_net, false, true));
+	KUNIT_EXPECT_TRUE(test, o2_mr_may_answer(t, rail, true, false));
+	KUNIT_EXPECT_FALSE(test, o2_mr_may_answer(t, rail, false, false));
+	KUNIT_EXPECT_FALSE(test, o2_mr_may_answer(t, other_net, true, false));
+	KUNIT_EXPECT_FALSE(test, o2_mr_may_answer(t, O2LND_NID_ANY, true,
+						  false));
+}
+
 /* ------------------------------------------------------------ ping info */
 
 #define O2T_LO		((u64)O2LND_NET_TYPE_LO << 48)
@@ -382,6 +405,7 @@ static struct kunit_case o2_health_cases[] = {
 	KUNIT_CASE(equal_candidates_take_turns),
 	KUNIT_CASE(the_healthiest_wins_then_the_most_credits),
 	KUNIT_CASE(an_unusable_candidate_is_never_picked),
+	KUNIT_CASE(an_answer_comes_from_the_target_its_node_or_past_a_router),
 	{}
 };
 

@@ -194,6 +194,29 @@ const char *o2_hstatus_name(enum o2_hstatus hs)
 }
 
 /**
+ * o2_mr_may_answer() - may an answer from @from be taken for a request?
+ * @target: the NID the request was sent to
+ * @from: the answer's src_nid
+ * @routed: the request went through a router
+ * @same_peer: one known peer lists both @target and @from
+ *
+ * From @target itself, or from another NID of the same node (the answer's
+ * path failed and was chosen anew, as LNet does).  A routed request may
+ * also be answered from any other NID on @target's network: the last
+ * router delivers it to whichever NID of a Multi-Rail destination its
+ * selection picks and rewrites the header's dest_nid to it, as LNet's
+ * routers do, and the destination answers from there.
+ *
+ * Return: true if the answer may be taken.
+ */
+bool o2_mr_may_answer(u64 target, u64 from, bool routed, bool same_peer)
+{
+	if (from == target || same_peer)
+		return true;
+	return routed && (from >> 32) == (target >> 32);
+}
+
+/**
  * o2_mr_pick() - the best of @n candidates, as LNet orders them
  * @c: the candidates
  * @n: how many

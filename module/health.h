@@ -71,5 +71,6 @@ bool o2_hstatus_resend(enum o2_hstatus hs);
 bool o2_rpc_may_resend(int status, int resends, int retry_count);
 const char *o2_hstatus_name(enum o2_hstatus hs);
 int o2_mr_pick(const struct o2_mr_cand *c, int n, u32 *cursor);
+bool o2_mr_may_answer(u64 target, u64 from, bool routed, bool same_peer);
 
 #endif /* _O2LND_HEALTH_H */

@@ -252,8 +252,8 @@ if [[ -x "$ITEST" ]]; then
 	# holds the suites that mostly wait, lane B the rest and any new suite.
 	# Suites that write one report together (Hostile, Hostile/HostileParam:
 	# results/hostile/) stay in one lane.  O2_LANES=1 or a FILTER: one lane.
-	LANE_A='Interop.*:InteropRouting.*:Interop/InteropDepth.*:ConnectVeth.*:CreditsTwoGuests.*'
-	LANE_A+=':RoutingThreeGuests.*:LU7646TwoGuests.*:Connect/StuckConnect.*:Connect/RaceWithAStuckConnect.*'
+	LANE_A='Interop.*:InteropRouting.*:InteropRails.*:Interop/InteropDepth.*:ConnectVeth.*:CreditsTwoGuests.*'
+	LANE_A+=':RoutingThreeGuests.*:RoutingToMultiRail.*:LU7646TwoGuests.*:Connect/StuckConnect.*:Connect/RaceWithAStuckConnect.*'
 	rm -f "$OUT/itest-b.xml"
 	if [[ -n "$FILTER" || "${O2_LANES:-2}" == 1 ]]; then
 		O2_KMEMLEAK=${O2_KMEMLEAK:-0} run_itest "$OUT/itest.xml" "$OUT/itest.log" "${O2_CHECK_TIMEOUT:-3000}" \

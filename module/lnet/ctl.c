@@ -110,7 +110,7 @@ static long o2_ctl_ping(void *arg)
 	p->src_nid = src;
 	p->timeout_ms = timeout;
 	p->max_ids = max_ids;
-	return o2_ping(nid, src, timeout, p);
+	return o2_ping(nid, src, true, timeout, p);
 }
 
 /*

@@ -372,6 +372,24 @@ bool o2_lpeer_same(u64 a, u64 b)
 }
 
 /**
+ * o2_lnet_answer_from() - may the answer to a request come from @from?
+ * @target: the NID the request was sent to
+ * @from: the answer's src_nid
+ * @routed: the request went through a router
+ *
+ * o2_mr_may_answer() with the peers o2lnd knows (o2_lpeer_same()).  LNet
+ * itself matches answers by their MD cookie alone.
+ *
+ * Return: true if the answer may be taken.  May not be called under the
+ * pending table's lock (a leaf).
+ */
+bool o2_lnet_answer_from(u64 target, u64 from, bool routed)
+{
+	return o2_mr_may_answer(target, from, routed,
+				from != target && o2_lpeer_same(target, from));
+}
+
+/**
  * o2_lnet_select() - Multi-Rail: the path a message to @nid takes
  * @nid: the NID the caller named
  * @src_nid: the local NID asked for, or O2LND_NID_ANY
@@ -517,8 +535,8 @@ static void o2_recovery_work_fn(struct work_struct *work)
 
 		memset(out, 0, sizeof(*out));
 		out->max_ids = 1;
-		if (o2_ping(probe[i].nid, probe[i].src, O2_PROBE_TIMEOUT_MS,
-			    out))
+		if (o2_ping(probe[i].nid, probe[i].src, false,
+			    O2_PROBE_TIMEOUT_MS, out))
 			continue;
 		/* it answers: probe it again in a second, until healthy */
 		spin_lock(&o2_lpeers_lock);
@@ -637,6 +655,7 @@ void o2_push_rx(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
 {
 	struct o2_ping_view *v;
 	struct o2_lnet_hdr *h;
+	struct o2_ni *ni;
 	struct o2_tx *tx;
 	u64 from = le64_to_cpu(hdr->src_nid);
 	bool listed = false;
@@ -669,19 +688,20 @@ void o2_push_rx(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
 	}
 	if (le64_to_cpu(hdr->msg.put.ack_wmd.object_cookie) == ~0ULL)
 		return;
-	tx = o2_tx_alloc(conn->ni, O2_MSG_IMMEDIATE);
+	ni = o2_ni_answer(conn->ni, from);
+	tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
 	if (!tx) {
 		o2_lnet_drop(conn, "no tx for the push's ACK");
 		return;
 	}
 	h = tx->msg + sizeof(struct o2_msg_hdr);
-	o2_lnet_hdr_init(h, conn->ni, from, O2_LNET_MSG_ACK, 0);
+	o2_lnet_hdr_init(h, ni, from, O2_LNET_MSG_ACK, 0);
 	h->src_nid = hdr->dest_nid;
 	h->msg.ack.dst_wmd = hdr->msg.put.ack_wmd;
 	h->msg.ack.match_bits = hdr->msg.put.match_bits;
 	h->msg.ack.mlength = cpu_to_le32(plen);
 	tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*h);
-	o2_ni_launch(conn->ni, from, tx);
+	o2_ni_launch(ni, from, tx);
 }
 
 /**
@@ -706,7 +726,7 @@ int o2_discover(u64 nid, u32 timeout_ms, struct o2lnd_ioc_lpeer *out)
 	if (!ping)
 		return -ENOMEM;
 	ping->max_ids = 1;
-	rc = o2_ping(nid, O2LND_NID_ANY, timeout_ms, ping);
+	rc = o2_ping(nid, O2LND_NID_ANY, false, timeout_ms, ping);
 	kfree(ping);
 	if (rc)
 		return rc;

@@ -481,6 +481,33 @@ struct o2_ni *o2_ni_for(u64 nid, u64 src_nid, int *rc)
 	return *rc ? NULL : ni;
 }
 
+/**
+ * o2_ni_answer() - the NI an answer to @to leaves from
+ * @ni: the NI the request came in on
+ * @to: the requester (the request's src_nid)
+ *
+ * An answer goes back from the NI the request came in on, but for a
+ * routed request (@to on another network) on a network of several NIs:
+ * the last router may have delivered it to any of our NIDs there
+ * (Multi-Rail), so the answer leaves from the NI that reaches the
+ * gateway of @to's route, if that NI is up.
+ *
+ * Return: the NI to allocate the answer's tx from and send it on.
+ */
+struct o2_ni *o2_ni_answer(struct o2_ni *ni, u64 to)
+{
+	struct o2_ni *gw_ni;
+	u64 hop;
+
+	if (o2_nid_net(to) == o2_nid_net(ni->nid))
+		return ni;
+	gw_ni = o2_route_ni(to, &hop);
+	if (!gw_ni || gw_ni == ni || !READ_ONCE(gw_ni->up) ||
+	    o2_nid_net(gw_ni->nid) != o2_nid_net(ni->nid))
+		return ni;
+	return gw_ni;
+}
+
 /*
  * May a tx that failed with @error on a dying conn be sent again?  Like
  * LNet's resend on a local or remote drop: when the conn broke under it

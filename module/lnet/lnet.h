@@ -116,11 +116,13 @@ bool o2_lnet_recv(struct o2_conn *conn, struct o2_rx *rx, void *payload,
 		  u32 nob);
 void o2_lnet_drop(struct o2_conn *conn, const char *why);
 struct o2_ni *o2_ni_for(u64 nid, u64 src_nid, int *rc);
+struct o2_ni *o2_ni_answer(struct o2_ni *ni, u64 to);
 void o2_lnet_hdr_init(struct o2_lnet_hdr *h, struct o2_ni *ni, u64 dst,
 		      u32 type, u32 payload);
 
 /* ping.c */
-int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out);
+int o2_ping(u64 nid, u64 src_nid, bool any_rail, u32 timeout_ms,
+	    struct o2lnd_ioc_ping *out);
 bool o2_ping_finish(u64 cookie, u64 from, int status, const void *reply,
 		    u32 len);
 void o2_ping_get_rx(struct o2_conn *conn, const struct o2_lnet_hdr *hdr);
@@ -135,6 +137,7 @@ void o2_health_note(struct o2_ni *ni, u64 nid, int status,
 		    enum o2_tx_phase phase);
 struct o2_ni *o2_lnet_select(u64 nid, u64 src_nid, u64 *dest, int *rc);
 bool o2_lpeer_same(u64 a, u64 b);
+bool o2_lnet_answer_from(u64 target, u64 from, bool routed);
 int o2_lpeer_show(u32 index, u64 nid, struct o2lnd_ioc_lpeer *out);
 u32 o2_ping_seqno(void);
 void o2_push_rx(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,

@@ -52,19 +52,32 @@ struct o2_ping_req {
 
 /*
  * Finish the ping with @cookie: with @status, or with the reply @data
- * when it came from the pinged NID @from.  Return: false if no ping
- * took it.
+ * when it came from @from, the pinged NID or one that may answer for it
+ * (o2_lnet_answer_from()).  Return: false if no ping took it.
  */
 bool o2_ping_finish(u64 cookie, u64 from, int status, const void *data,
 		    u32 len)
 {
 	struct o2_ping_req *ping;
-	bool found = false;
+	bool found = false, routed = false;
+	u64 nid = 0;
 
+	if (data) {
+		/* the peer's NIDs are looked up outside the table's lock */
+		o2_pend_lock();
+		ping = o2_pend_find_locked(cookie, O2_PEND_PING);
+		if (ping) {
+			nid = ping->nid;
+			routed = o2_nid_net(nid) != o2_nid_net(ping->ni->nid);
+		}
+		o2_pend_unlock();
+		if (!nid || !o2_lnet_answer_from(nid, from, routed))
+			return false;
+	}
 	o2_pend_lock();
 	ping = o2_pend_find_locked(cookie, O2_PEND_PING);
 	if (ping && !ping->w.finished && !(data && ping->push) &&
-	    !(data && (ping->nid != from || ping->replied))) {
+	    !(data && (ping->nid != nid || ping->replied))) {
 		found = true;
 		if (data) {
 			ping->replied = true;
@@ -103,16 +116,18 @@ static void o2_ping_tx_done(struct o2_tx *tx)
 bool o2_push_acked(u64 cookie, u64 from)
 {
 	struct o2_ping_req *ping;
-	bool found = false;
+	bool found = false, routed = false;
 	u64 nid = 0;
 
 	/* the peer's NIDs are looked up outside the table's lock (a leaf) */
 	o2_pend_lock();
 	ping = o2_pend_find_locked(cookie, O2_PEND_PING);
-	if (ping && ping->push)
+	if (ping && ping->push) {
 		nid = ping->nid;
+		routed = o2_nid_net(nid) != o2_nid_net(ping->ni->nid);
+	}
 	o2_pend_unlock();
-	if (!nid || !o2_lpeer_same(nid, from))
+	if (!nid || !o2_lnet_answer_from(nid, from, routed))
 		return false;
 	o2_pend_lock();
 	ping = o2_pend_find_locked(cookie, O2_PEND_PING);
@@ -249,6 +264,10 @@ static int o2_ping_parse(struct o2_ping_req *ping, struct o2lnd_ioc_ping *out)
  * o2_ping() - LNet ping of @nid
  * @nid: target (an o2ib NID, validated by the caller)
  * @src_nid: local NID to send from, or O2LND_NID_ANY
+ * @any_rail: @nid names a peer, not a path: with @src_nid O2LND_NID_ANY,
+ *	a Multi-Rail peer is pinged at whichever of its NIDs, from whichever
+ *	NI, the selection picks (o2_lnet_select()), as LNet's `lctl ping`
+ *	is; else @nid itself (discovery, recovery pings)
  * @timeout_ms: how long to wait (validated by the caller)
  * @out: zeroed output; filled on success
  *
@@ -259,7 +278,8 @@ static int o2_ping_parse(struct o2_ping_req *ping, struct o2lnd_ioc_ping *out)
  * Return: 0; -EINVAL (@src_nid not local), -EHOSTUNREACH (no NI on the
  * target's network), -ETIMEDOUT, -EINTR, -ECONNREFUSED, -EPROTO, ...
  */
-int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out)
+int o2_ping(u64 nid, u64 src_nid, bool any_rail, u32 timeout_ms,
+	    struct o2lnd_ioc_ping *out)
 {
 	struct o2_lnet_hdr *hdr;
 	struct o2_ping_req *ping;
@@ -268,7 +288,10 @@ int o2_ping(u64 nid, u64 src_nid, u32 timeout_ms, struct o2lnd_ioc_ping *out)
 	ktime_t start;
 	int rc;
 
-	ni = o2_ni_for(nid, src_nid, &rc);
+	if (any_rail)
+		ni = o2_lnet_select(nid, src_nid, &nid, &rc);
+	else
+		ni = o2_ni_for(nid, src_nid, &rc);
 	if (!ni)
 		return rc;
 

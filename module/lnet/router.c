@@ -221,6 +221,9 @@ u64 o2_route_hop(struct o2_ni *ni, u64 nid, bool count)
  * @putreq: that copy
  * @out_ni: the NI it leaves from
  * @hop: the next hop, on @out_ni's network
+ * @to: the destination NID it goes out with: the one it came with, or on
+ *	its last hop another NID of a Multi-Rail destination (the header's
+ *	dest_nid is rewritten to it, as LNet's router does)
  */
 struct o2_rtr_msg {
 	struct list_head list;
@@ -230,6 +233,7 @@ struct o2_rtr_msg {
 	struct o2_peer *src;
 	struct o2_ni *out_ni;
 	u64 hop;
+	u64 to;
 	int pool;
 	u32 nob;
 	unsigned long deadline;
@@ -403,19 +407,23 @@ static void o2_rtr_drop(struct o2_conn *conn, atomic64_t *count,
 }
 
 /*
- * The next hop for @dest, checked: its NI in @out_ni, its NID in @hop.
+ * The next hop for @dest, checked: its NI in @out_ni, its NID in @hop, and
+ * the destination NID to send with in @to.  A destination on one of our
+ * networks that is a Multi-Rail peer we know is reached, as LNet's router
+ * reaches it, at whichever of its NIDs the selection picks
+ * (o2_lnet_select()): @to and @hop are that NID, @out_ni the NI toward it.
  * Return: 0, or -EHOSTUNREACH (no route: counted) or -ENETDOWN (the next
  * hop is down and no probe is due: counted).
  */
 static int o2_rtr_next_hop(struct o2_conn *conn, u64 dest,
-			   struct o2_ni **out_ni, u64 *hop)
+			   struct o2_ni **out_ni, u64 *hop, u64 *to)
 {
 	struct o2_peer *peer;
 	bool down = false;
 	int rc;
 
-	*out_ni = o2_ni_for(dest, O2LND_NID_ANY, &rc);
-	*hop = *out_ni ? o2_route_hop(*out_ni, dest, true) : 0;
+	*out_ni = o2_lnet_select(dest, O2LND_NID_ANY, to, &rc);
+	*hop = *out_ni ? o2_route_hop(*out_ni, *to, true) : 0;
 	if (!*out_ni || !*hop || *hop == conn->peer->nid) {
 		o2_rtr_drop(conn, &o2_rtr_st.no_route,
 			    "no route (or it leads back)", dest);
@@ -430,9 +438,9 @@ static int o2_rtr_next_hop(struct o2_conn *conn, u64 dest,
 	}
 	spin_unlock(&(*out_ni)->lock);
 	if (down) {
-		int r = o2_route_find(o2_nid_net(dest));
+		int r = o2_route_find(o2_nid_net(*to));
 
-		if (r >= 0 && o2_nid_net(dest) != o2_nid_net((*out_ni)->nid))
+		if (r >= 0 && o2_nid_net(*to) != o2_nid_net((*out_ni)->nid))
 			atomic64_inc(&o2_route_dropped[r]);
 		o2_rtr_drop(conn, &o2_rtr_st.down, "the next hop is down",
 			    dest);
@@ -445,6 +453,7 @@ static int o2_rtr_next_hop(struct o2_conn *conn, u64 dest,
 static void o2_rtr_send_immediate(struct o2_rtr_msg *m, const void *payload)
 {
 	const struct o2_lnet_hdr *h = payload;
+	struct o2_lnet_hdr *out;
 	struct o2_tx *tx;
 
 	tx = o2_tx_alloc(m->out_ni, O2_MSG_IMMEDIATE);
@@ -452,7 +461,9 @@ static void o2_rtr_send_immediate(struct o2_rtr_msg *m, const void *payload)
 		o2_rtr_msg_done(m, -ENOBUFS);
 		return;
 	}
-	memcpy(tx->msg + sizeof(struct o2_msg_hdr), payload, m->nob);
+	out = tx->msg + sizeof(struct o2_msg_hdr);
+	memcpy(out, payload, m->nob);
+	out->dest_nid = cpu_to_le64(m->to);
 	tx->nob = sizeof(struct o2_msg_hdr) + m->nob;
 	/* copied: the receive buffer and the conn are free to go */
 	o2_rtr_release_rx(m);
@@ -548,7 +559,7 @@ static struct o2_rtr_msg *o2_rtr_admit(struct o2_conn *conn, u64 dest,
 {
 	struct o2_rtr_msg *m;
 	struct o2_ni *out_ni;
-	u64 hop;
+	u64 hop, to;
 
 	if (!o2_forwarding) {
 		o2_rtr_drop(conn, &o2_rtr_st.no_route,
@@ -556,7 +567,7 @@ static struct o2_rtr_msg *o2_rtr_admit(struct o2_conn *conn, u64 dest,
 		*rc = -EHOSTUNREACH;
 		return NULL;
 	}
-	*rc = o2_rtr_next_hop(conn, dest, &out_ni, &hop);
+	*rc = o2_rtr_next_hop(conn, dest, &out_ni, &hop, &to);
 	if (*rc)
 		return NULL;
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
@@ -574,6 +585,7 @@ static struct o2_rtr_msg *o2_rtr_admit(struct o2_conn *conn, u64 dest,
 	m->pool = pool;
 	m->out_ni = out_ni;
 	m->hop = hop;
+	m->to = to;
 	m->deadline = jiffies + (router_timeout ? router_timeout :
 				 o2_timeout) * HZ;
 	return m;
@@ -652,6 +664,7 @@ int o2_rtr_forward_put(struct o2_conn *conn, const struct o2_putreq_msg *m)
 	}
 	rm->put = true;
 	rm->putreq = *m;
+	rm->putreq.hdr.dest_nid = cpu_to_le64(rm->to);
 	rm->nob = le32_to_cpu(m->hdr.payload_length);
 	spin_lock(&o2_rtr_lock);
 	if (conn->rtr_closed) {

@@ -137,7 +137,10 @@ static void o2_brw_send_ack(struct o2_ni *ni, u64 to,
 			    const struct o2_lnet_wmd *wmd, int status, u32 nob)
 {
 	struct o2_lnet_hdr *h;
-	struct o2_tx *tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
+	struct o2_tx *tx;
+
+	ni = o2_ni_answer(ni, to);
+	tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
 
 	if (!tx) {
 		atomic64_inc(&ni->stats.drop_count);
@@ -213,6 +216,26 @@ static void o2_brw_bulk_done(struct o2_bulk *b, int status)
 	o2_brw_update(b->peer_cookie, status, true, true);
 }
 
+/*
+ * The NID the brw RPC with @cookie was sent to, if an answer from @from
+ * may be taken for it (o2_lnet_answer_from()), else 0.
+ */
+static u64 o2_brw_answer_nid(u64 cookie, u64 from)
+{
+	struct o2_brw_req *r;
+	bool routed = false;
+	u64 nid = 0;
+
+	o2_pend_lock();
+	r = o2_pend_find_locked(cookie, O2_PEND_BRW);
+	if (r) {
+		nid = r->nid;
+		routed = r->routed;
+	}
+	o2_pend_unlock();
+	return nid && o2_lnet_answer_from(nid, from, routed) ? nid : 0;
+}
+
 /**
  * o2_brw_reply_put() - a PUT_REQ carrying an LNet REPLY for us
  * @conn: the conn it came on
@@ -228,10 +251,14 @@ int o2_brw_reply_put(struct o2_conn *conn, const struct o2_putreq_msg *m)
 	struct o2_bulk_owner o = { .done = o2_brw_bulk_done, .pooled = true };
 	struct o2_brw_req *r;
 	bool found = false;
+	u64 nid;
 
+	nid = o2_brw_answer_nid(cookie, from);
+	if (!nid)
+		return -ENODATA;
 	o2_pend_lock();
 	r = o2_pend_find_locked(cookie, O2_PEND_BRW);
-	if (r && r->nid == from && r->routed && r->op == O2LND_BRW_READ &&
+	if (r && r->nid == nid && r->routed && r->op == O2LND_BRW_READ &&
 	    !r->w.finished && r->nob == le32_to_cpu(h->payload_length)) {
 		o.cookie = r->w.cookie;
 		o.seed = r->seed;
@@ -261,16 +288,22 @@ bool o2_brw_lnet_ack(u64 cookie, u64 from, u64 match_bits, u32 mlength)
 	struct o2_brw_req *r;
 	bool found = false;
 	int status = o2_remote_status((s64)match_bits);
+	bool routed = false;
 	u64 nid = 0;
 
 	o2_pend_lock();
 	r = o2_pend_find_locked(cookie, O2_PEND_BRW);
 	found = r && r->op == O2LND_BRW_WRITE;
-	if (found)
+	if (found) {
 		nid = r->nid;
+		routed = r->routed;
+	}
 	o2_pend_unlock();
-	/* from any NID of the peer: its ACK may have been resent on another rail */
-	if (!found || !o2_lpeer_same(nid, from))
+	/*
+	 * from any NID of the peer: its ACK may have been resent on another
+	 * rail, or a router delivered the write to another of its NIDs
+	 */
+	if (!found || !o2_lnet_answer_from(nid, from, routed))
 		return false;
 	o2_brw_update(cookie, status, false, true);
 	return true;
@@ -289,6 +322,7 @@ static void o2_brw_reply_by_put(struct o2_ni *ni, const struct o2_lnet_hdr *get,
 	struct o2_bulk *b;
 	struct o2_tx *tx;
 
+	ni = o2_ni_answer(ni, to);
 	b = o2_bulk_alloc(ni, O2_BULK_PUT_SRC, nob, mb >> 1,
 			  (u32)mb & O2LND_BRW_F_CHECK, true);
 	if (!b) {
@@ -325,8 +359,8 @@ bool o2_brw_rx_immediate(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
 {
 	u32 type = le32_to_cpu(hdr->type);
 	u32 plen = le32_to_cpu(hdr->payload_length);
-	struct o2_ni *ni = conn->ni;
 	u64 from = le64_to_cpu(hdr->src_nid);
+	struct o2_ni *ni = o2_ni_answer(conn->ni, from);
 
 	if (type == O2_LNET_MSG_PUT &&
 	    le32_to_cpu(hdr->msg.put.ptl_index) == O2_BRW_PORTAL) {
@@ -373,10 +407,13 @@ bool o2_brw_rx_immediate(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
 		u64 cookie = le64_to_cpu(hdr->msg.reply.dst_wmd.object_cookie);
 		struct o2_brw_req *r;
 		int status = -ENOENT;
+		u64 nid = o2_brw_answer_nid(cookie, from);
 
+		if (!nid)
+			return false;
 		o2_pend_lock();
 		r = o2_pend_find_locked(cookie, O2_PEND_BRW);
-		if (r && r->nid == from && r->op == O2LND_BRW_READ &&
+		if (r && r->nid == nid && r->op == O2LND_BRW_READ &&
 		    !r->rdma) {
 			status = plen != r->nob ? -EPROTO : 0;
 			if (!status && (r->flags & O2LND_BRW_F_CHECK) &&

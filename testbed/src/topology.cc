@@ -106,13 +106,24 @@ std::unique_ptr<Testbed> Testbed::two_rails(const TopologyOptions& o) {
       std::vector<LinkSpec>{{0, 0, 1, 0}, {0, 1, 1, 1}});
 }
 
+std::unique_ptr<Testbed> Testbed::router_rails(const TopologyOptions& o) {
+  return std::make_unique<Testbed>(
+      o,
+      std::vector<GuestSpec>{
+          {"compute", {"192.168.1.1/24"}, {}},
+          {"router", {"192.168.1.2/24", "192.168.2.2/24", "192.168.3.2/24"}, {"o2.forward=1"}},
+          {"server", {"192.168.2.1/24", "192.168.3.1/24"}, {}}},
+      std::vector<LinkSpec>{{0, 0, 1, 0}, {1, 1, 2, 0}, {1, 2, 2, 1}});
+}
+
 std::unique_ptr<Testbed> Testbed::by_name(const std::string& t, const TopologyOptions& o) {
   if (t == "veth" || t == "one" || t == "1") return one_guest_veth(o);
   if (t == "two" || t == "2") return guests(2, o);
   if (t == "three" || t == "3" || t == "router") return guests(3, o);
   if (t == "plain") return guests(1, o);
   if (t == "rails" || t == "two-rails") return two_rails(o);
-  throw Error("unknown topology '" + t + "' (veth, two, three, rails, plain)");
+  if (t == "router-rails") return router_rails(o);
+  throw Error("unknown topology '" + t + "' (veth, two, three, rails, router-rails, plain)");
 }
 
 void Testbed::boot_all(std::chrono::seconds timeout) {

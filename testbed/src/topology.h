@@ -52,7 +52,11 @@ class Testbed {
   // Two guests joined by two links, one rail each (eth0: 192.168.1.0/24,
   // eth1: 192.168.2.0/24), an RDMA device on each interface: Multi-Rail.
   static std::unique_ptr<Testbed> two_rails(const TopologyOptions& o = {});
-  // "veth", "two" (or "2"), "three" (or "3", "router")
+  // compute (eth0 192.168.1.1) <-> router (eth0 192.168.1.2) and router
+  // (eth1 192.168.2.2, eth2 192.168.3.2) <-> server (eth0 192.168.2.1,
+  // eth1 192.168.3.1): a routed destination with two rails
+  static std::unique_ptr<Testbed> router_rails(const TopologyOptions& o = {});
+  // "veth", "two" (or "2"), "three" (or "3", "router"), "rails", "router-rails", "plain"
   static std::unique_ptr<Testbed> by_name(const std::string& topo, const TopologyOptions& o = {});
 
   // Starts every guest, then waits for all (boots overlap).

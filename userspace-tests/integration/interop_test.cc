@@ -622,6 +622,155 @@ TEST_F(InteropRouting, LustreRoutesBetweenO2lndNodes) {
   EXPECT_GT(std::stoll(f[1]), 100) << st.out;
 }
 
+// --- two rails: Multi-Rail on both sides ----------------------------------
+//
+// A Lustre node (g1) and an o2lnd node (g2), each with two NIs on o2ib0
+// (eth0 and eth1, two rxe devices).  The test bed's rails are two
+// point-to-point links on two IP subnets, so a path works only between the
+// NIs of one subnet; o2lnd pairs them that way by itself (o2_ni_toward()),
+// LNet picks a local NI first and pairs any peer NID with it unless told:
+// LNet's own UDSP NID-pair rules (`lnetctl udsp add --dst --src`) tell it
+// which peer NIDs each local NI prefers, as a site with such rails would.
+// (LNet logs "Failed to apply UDSPs on lpn o2ib" when discovery adds the
+// peer: a net-level pass of its rules that has nothing to apply; the pairs
+// are applied per peer NID, as the rails' counters show.)
+
+constexpr const char* kLuA = "192.168.1.1@o2ib";  // g1: Lustre, eth0
+constexpr const char* kLuB = "192.168.2.1@o2ib";  // g1: Lustre, eth1
+constexpr const char* kO2A = "192.168.1.2@o2ib";  // g2: o2lnd, eth0
+constexpr const char* kO2B = "192.168.2.2@o2ib";  // g2: o2lnd, eth1
+constexpr const char* kRails = "o2ib0(eth0,eth1)";
+
+O2_SUITE_CLASS(
+    InteropRails, "rails",
+    O2_INTEROP_MEMBERS
+
+    // Both nodes up with two NIs each, Lustre with a NID pair rule per subnet.
+    void rails_up() {
+      lustre_up(guest("g1"), kRails);
+      if (HasFatalFailure()) return;
+      for (const char* subnet : {"192.168.1.*@o2ib", "192.168.2.*@o2ib"}) {
+        RunResult u =
+            lnetctl(guest("g1"), std::string("udsp add --dst ") + subnet + " --src " + subnet);
+        ASSERT_TRUE(u.ok()) << u.out;
+      }
+      RunResult r = insmod(guest("g2"), kRails);
+      ASSERT_TRUE(r.ok()) << r.out << bed().test_log();
+    }
+
+    // o2lnd's messages received (`net` "recv") or sent per o2ib0 NI, by NID.
+    std::map<std::string, int64_t>
+        o2_counts(const std::string& what) {
+          std::map<std::string, int64_t> out;
+          for (const auto& ni : parse_net_nis(o2ctl(guest("g2"), "net show -v").out)) {
+            if (field(ni, "net type") == "o2ib0") {
+              out[field(ni, "nid")] = need(ni, "statistics." + what + "_count");
+            }
+          }
+          return out;
+        }
+
+    // Lustre's messages received or sent per NI, by NID as LNet prints it
+    // (`lnetctl net show -v`, where "-     nid: X" starts an NI).
+    std::map<std::string, int64_t>
+        lu_counts(const std::string& what) {
+          std::map<std::string, int64_t> out;
+          std::string nid;
+          for (const auto& l : lines_of(lnetctl(guest("g1"), "net show -v").out)) {
+            std::smatch m;
+            if (std::regex_search(l, m, std::regex(R"(-\s+nid: (\S+))"))) {
+              nid = m[1];
+            } else if (!nid.empty() &&
+                       std::regex_search(l, m, std::regex(" " + what + R"(_count: (\d+))"))) {
+              out[nid] = std::stoll(m[1]);
+              nid.clear();
+            }
+          }
+          return out;
+        });
+
+// Each side discovers the other and lists every NID of it, Multi-Rail: LNet's
+// `lnetctl discover` and `peer show` of the o2lnd node, and o2lnd's
+// `discover` of the Lustre node (whose push Lustre ACKs).
+TEST_F(InteropRails, EachSideSeesTheOtherAsMultiRailWithBothNids) {
+  ASSERT_NO_FATAL_FAILURE(rails_up());
+  Guest& lu = guest("g1");
+  Guest& o2 = guest("g2");
+  RunResult d = lnetctl(lu, std::string("discover ") + kO2A, 120);
+  ASSERT_TRUE(d.ok()) << d.out;
+  EXPECT_NE(d.out.find(std::string("primary nid: ") + kO2A), std::string::npos) << d.out;
+  EXPECT_TRUE(says_multi_rail(d.out)) << d.out;
+  for (const char* nid : {kO2A, kO2B}) {
+    EXPECT_NE(d.out.find(std::string("- nid: ") + nid), std::string::npos)
+        << "lnetctl discover does not list " << nid << ":\n"
+        << d.out;
+  }
+  RunResult ps = lnetctl(lu, std::string("peer show --nid ") + kO2A);
+  EXPECT_TRUE(says_multi_rail(ps.out)) << ps.out;
+  for (const char* nid : {kO2A, kO2B}) {
+    EXPECT_NE(ps.out.find(std::string("nid: ") + nid), std::string::npos) << ps.out;
+  }
+  RunResult od = o2ctl(o2, std::string("discover ") + kLuA + "0 --timeout 20", 60);
+  ASSERT_TRUE(od.ok()) << od.out;
+  auto peers = parse_yaml_list(od.out, "discover");
+  ASSERT_EQ(peers.size(), 1U) << od.out;
+  EXPECT_EQ(field(peers[0], "Multi-Rail"), "true") << od.out;
+  EXPECT_EQ(field(peers[0], "pushed"), "true") << "Lustre did not ACK o2lnd's push:\n" << od.out;
+  EXPECT_EQ(field(peers[0], "peer ni.0.nid"), std::string(kLuA) + "0") << od.out;
+  EXPECT_EQ(field(peers[0], "peer ni.1.nid"), std::string(kLuB) + "0") << od.out;
+  EXPECT_EQ(field(peers[0], "peer ni.1.state"), "up") << od.out;
+}
+
+// Traffic in each direction spreads over both rails: 20 `lctl ping`s of
+// the o2lnd node's first NID arrive on both of its NIs (LNet's selection
+// goes round its local NIs, the pair rules pick the peer NID of each),
+// and o2lnd's `selftest ping` of the Lustre node's first NID reaches both
+// of Lustre's NIs (o2lnd's selection in turns); nothing fails.
+TEST_F(InteropRails, TrafficBothWaysUsesBothRails) {
+  ASSERT_NO_FATAL_FAILURE(rails_up());
+  Guest& lu = guest("g1");
+  Guest& o2 = guest("g2");
+  RunResult d = lnetctl(lu, std::string("discover ") + kO2A, 120);
+  ASSERT_TRUE(d.ok()) << d.out;
+  RunResult od = o2ctl(o2, std::string("discover ") + kLuA + "0 --timeout 20", 60);
+  ASSERT_TRUE(od.ok()) << od.out;
+
+  // Lustre -> o2lnd
+  auto before = o2_counts("recv");
+  constexpr int kPings = 20;
+  int fails = 0;
+  std::string out;
+  for (int i = 0; i < kPings; i++) {
+    if (!lctl_ping(lu, kO2A, &out)) {
+      fails++;
+      ADD_FAILURE() << "lctl ping " << kO2A << " round " << i << "\n" << out;
+    }
+  }
+  auto after = o2_counts("recv");
+  const int64_t a = after[std::string(kO2A) + "0"] - before[std::string(kO2A) + "0"];
+  const int64_t b = after[std::string(kO2B) + "0"] - before[std::string(kO2B) + "0"];
+  figure("interop_rails_lustre_pings_per_o2lnd_ni", std::to_string(a) + " " + std::to_string(b));
+  EXPECT_EQ(fails, 0);
+  // each ping is a GET (and, on a fresh conn, nothing else) per rail taken
+  EXPECT_GE(a, kPings / 4) << "o2lnd's first NI received " << a << ", its second " << b;
+  EXPECT_GE(b, kPings / 4) << "o2lnd's first NI received " << a << ", its second " << b;
+
+  // o2lnd -> Lustre
+  auto lbefore = lu_counts("recv");
+  RunResult sp =
+      o2ctl(o2, std::string("selftest ping ") + kLuA + "0 --concurrency 4 --duration 5", 60);
+  EXPECT_TRUE(sp.ok()) << sp.out;
+  EXPECT_NE(sp.out.find("ping errors:      0 "), std::string::npos) << sp.out;
+  auto lafter = lu_counts("recv");
+  const int64_t la = lafter[kLuA] - lbefore[kLuA];
+  const int64_t lb = lafter[kLuB] - lbefore[kLuB];
+  figure("interop_rails_o2lnd_pings_per_lustre_ni", std::to_string(la) + " " + std::to_string(lb));
+  ASSERT_GT(la + lb, 100) << sp.out;
+  EXPECT_GT(la * 10, (la + lb) * 3) << "Lustre's first NI received " << la << ", its second " << lb;
+  EXPECT_GT(lb * 10, (la + lb) * 3) << "Lustre's first NI received " << la << ", its second " << lb;
+  EXPECT_TRUE(lctl_ping(lu, kO2B, &out)) << out;
+}
+
 // --- beside o2iblnd (make bench-vs-o2iblnd, not make check) ---------------
 //
 // The same two guests of one boot carry each test shape with Lustre's

@@ -970,5 +970,112 @@ TEST_F(RoutingThreeGuests, MessagesWaitingPastRouterTimeoutAreDropped) {
   EXPECT_EQ(ok.at("errors.total"), 0) << ok.text();
 }
 
+// --- a routed destination with two rails ------------------------------------
+//
+// compute (o2ib0) -> router (o2ib0; o2ib1 on eth1 and eth2) -> server
+// (o2ib1 on eth0 and eth1: two NIDs, Multi-Rail).  On the last hop a router
+// sends to whichever NID of a Multi-Rail destination its selection picks
+// and rewrites the header's dest_nid to it (LNet's lnet_handle_send());
+// the destination answers from that NID, and the compute node takes the
+// answer of its routed request from it.
+
+constexpr const char* kServerA = "192.168.2.1@o2ib1";
+constexpr const char* kServerB = "192.168.3.1@o2ib1";
+constexpr const char* kRouterA = "192.168.2.2@o2ib1";  // the router's NI toward kServerA
+constexpr const char* kRouterB = "192.168.3.2@o2ib1";  // and toward kServerB
+
+O2_SUITE_CLASS(
+    RoutingToMultiRail, "router-rails",
+    void TearDown() override {
+      if (bed().tb() != nullptr) {
+        for (const char* n : {"compute", "router", "server"}) {
+          if (guest(n).alive()) expect_unload_frees_rdma(guest(n));
+        }
+      }
+      TopologyTest::TearDown();
+    }
+
+    // Messages sent by each o2ib1 NI of the router (net show -v), by NID:
+    // what it forwards to the server leaves from the NI toward the NID
+    // it picked.
+    std::map<std::string, int64_t>
+        router_sends() {
+          std::map<std::string, int64_t> out;
+          for (const auto& ni : parse_net_nis(o2ctl(guest("router"), "net show -v").out)) {
+            if (field(ni, "net type") == "o2ib1") {
+              out[field(ni, "nid")] = need(ni, "statistics.send_count");
+            }
+          }
+          return out;
+        }
+
+    // `o2ctl selftest ARGS -y` on the compute node, parsed; no RPC may fail.
+    Selftest clean_selftest(const std::string& args) {
+      Selftest st = parse_selftest(o2ctl(guest("compute"), "selftest " + args + " -y", 120));
+      EXPECT_EQ(st.error, "") << args << "\n" << st.text();
+      EXPECT_EQ(st.at("errors.total"), 0) << args << "\n" << st.text();
+      EXPECT_EQ(st.at("errors.verify", 0), 0) << args << "\n" << st.text();  // (brw only)
+      return st;
+    });
+
+// The router learns the server's two NIDs (discovery) and from then on
+// spreads what it forwards to the server over both of its rails: checked
+// 1 MiB writes (PUTs through the router's buffers), checked 64 KiB reads
+// (a GET whose REPLY comes back as a PUT) and pings (an IMMEDIATE GET and
+// its REPLY) all complete, and the router sends a fair share toward each
+// server NID.
+// Before the router knows the server is Multi-Rail, everything goes to
+// the NID named.
+TEST_F(RoutingToMultiRail, TheRouterSpreadsForwardedTrafficOverTheServersRails) {
+  Guest& router = guest("router");
+  ASSERT_TRUE(insmod_with(guest("compute"), kComputeNet,
+                          sh_quote(std::string("routes=\"") + kComputeRoutes + "\""))
+                  .ok())
+      << bed().test_log();
+  ASSERT_TRUE(insmod_with(router, "o2ib0(eth0) o2ib1(eth1,eth2)", "forwarding=enabled").ok())
+      << bed().test_log();
+  ASSERT_TRUE(insmod_with(guest("server"), "o2ib1(eth0,eth1)",
+                          sh_quote(std::string("routes=\"") + kServerRoutes + "\""))
+                  .ok())
+      << bed().test_log();
+  const std::string to = kServerA;
+
+  // not known as Multi-Rail: the NID named
+  auto b0 = router_sends();
+  clean_selftest("brw write " + to + " --size 1M --check --count 8");
+  auto b1 = router_sends();
+  EXPECT_GE(b1[kRouterA] - b0[kRouterA], 8) << "too little went to the NID named";
+  EXPECT_EQ(b1[kRouterB] - b0[kRouterB], 0)
+      << "a destination the router does not know as Multi-Rail got messages on another NID";
+
+  RunResult d = o2ctl(router, std::string("discover ") + kServerA + " --timeout 20", 60);
+  ASSERT_TRUE(d.ok()) << d.out;
+  auto peers = parse_yaml_list(d.out, "discover");
+  ASSERT_EQ(peers.size(), 1U) << d.out;
+  ASSERT_EQ(field(peers[0], "Multi-Rail"), "true") << d.out;
+  ASSERT_EQ(field(peers[0], "peer ni.1.nid"), kServerB) << d.out;
+
+  Selftest w =
+      clean_selftest("brw write " + to + " --size 1M --check --concurrency 4 --duration 5");
+  clean_selftest("brw read " + to + " --size 64K --check --concurrency 4 --duration 3");
+  Selftest p = clean_selftest("ping " + to + " --concurrency 4 --duration 3");
+  auto b2 = router_sends();
+  const int64_t a = b2[kRouterA] - b1[kRouterA];
+  const int64_t b = b2[kRouterB] - b1[kRouterB];
+  figure("routed_to_multi_rail_router_sends_per_rail", std::to_string(a) + " " + std::to_string(b));
+  figure("routed_to_multi_rail_write_mib_per_s", std::to_string(w.at("mib_per_s")));
+  EXPECT_GT(p.at("rpcs"), 0) << p.text();
+  EXPECT_GT(a * 10, (a + b) * 3) << "the router sent " << a << " toward " << kServerA << ", " << b
+                                 << " toward " << kServerB;
+  EXPECT_GT(b * 10, (a + b) * 3) << "the router sent " << a << " toward " << kServerA << ", " << b
+                                 << " toward " << kServerB;
+  // the router's selection took both NIDs in turns
+  RunResult pl = o2ctl(router, std::string("peer list ") + kServerA);
+  auto lp = parse_yaml_list(pl.out, "peer");
+  ASSERT_EQ(lp.size(), 1U) << pl.out;
+  EXPECT_GT(field_int(lp[0], "peer ni.0.selected"), 0) << pl.out;
+  EXPECT_GT(field_int(lp[0], "peer ni.1.selected"), 0) << pl.out;
+}
+
 }  // namespace
 }  // namespace o2it
