@@ -155,6 +155,12 @@ static u32 o2_put_trunc(void *buf, u32 size, u32 len, const void *src, u32 n)
  * @buf: where
  * @size: at most this many bytes (the rest is cut)
  *
+ * Features: Multi-Rail, NI status and discovery always; RTE_DISABLED when
+ * this node does not forward, as LNet sets it whenever routing is off: a
+ * Lustre node that has a route through us then marks that route down
+ * ("being used as a gateway but routing feature is not turned on")
+ * instead of sending into our drops.
+ *
  * Return: its bytes.
  */
 u32 o2_ping_info_fill(void *buf, u32 size)
@@ -167,7 +173,9 @@ u32 o2_ping_info_fill(void *buf, u32 size)
 	pi.magic = cpu_to_le32(O2_PING_MAGIC);
 	pi.features = cpu_to_le32(O2_PING_FEAT_BASE | O2_PING_FEAT_NI_STATUS |
 				  O2_PING_FEAT_MULTI_RAIL |
-				  O2_PING_FEAT_DISCOVERY);
+				  O2_PING_FEAT_DISCOVERY |
+				  (o2_forwarding ? 0 :
+				   O2_PING_FEAT_RTE_DISABLED));
 	pi.pid = cpu_to_le32(O2LND_PID_LUSTRE);
 	/* written last, with the NIs counted */
 	len = min_t(u32, sizeof(pi), size);

@@ -381,6 +381,9 @@ std::string format_lnet_peers(const std::vector<o2lnd::LnetPeer>& peers, std::st
     y.line(kPeerItem, "- primary nid: " + yaml_scalar(p.primary.str()));
     y.kv(kPeerField, "Multi-Rail", p.multi_rail());
     y.kv(kPeerField, "discovery", (p.features & O2LND_PING_FEAT_DISCOVERY) != 0);
+    // LNet's RTE_DISABLED: the peer does not forward (LNet sets it whenever
+    // routing is off; a gateway that says so is not used as one)
+    y.kv(kPeerField, "routing", (p.features & O2LND_PING_FEAT_RTE_DISABLED) == 0);
     y.kv(kPeerField, "pushed", p.pushed());
     y.kv(kPeerField, "pushed to us", p.pushed_to_us());
     y.kv(kPeerField, "seqno", p.seqno);

@@ -571,6 +571,10 @@ TEST_F(InteropRouting, O2lndRoutesBetweenLustreNodes) {
           b.out, m, std::regex(R"(\[LNet Bandwidth of from\]\n\[R\] Avg: +([0-9.]+) +MiB/s)"))) {
     figure("interop_lst_via_o2lnd_router_read_mib_s", m[1]);
   }
+  // o2lnd's ping info says it routes (no RTE_DISABLED): LNet keeps the
+  // route through it up
+  RunResult rt = lnetctl(compute, "route show -v");
+  EXPECT_NE(rt.out.find("state: up"), std::string::npos) << rt.out;
   // The bulk went through o2lnd's router buffers.
   RunResult rs = o2ctl(router, "routing show");
   ASSERT_TRUE(rs.ok()) << rs.out;
@@ -578,6 +582,30 @@ TEST_F(InteropRouting, O2lndRoutesBetweenLustreNodes) {
   ASSERT_TRUE(std::regex_search(rs.out, f, std::regex(R"(forwarded bytes: (\d+))"))) << rs.out;
   EXPECT_GT(std::stoll(f[1]), 16LL << 20) << "less than 16 MiB forwarded\n" << rs.out;
   figure("interop_o2lnd_router_forwarded_mib", std::to_string(std::stoll(f[1]) >> 20));
+}
+
+// An o2lnd node that does not forward says so in its ping info, as LNet
+// does (RTE_DISABLED): a Lustre node with a route through it discovers the
+// gateway, logs that it "is being used as a gateway but routing feature is
+// not turned on" and takes the route down, instead of sending into drops.
+TEST_F(InteropRouting, LustreTakesDownARouteThroughANodeThatDoesNotForward) {
+  Guest& compute = guest("compute");
+  ASSERT_TRUE(insmod(guest("router"), "o2ib0(eth0) o2ib1(eth1)").ok());
+  lustre_up(compute, "o2ib0(eth0)", sh_quote("routes=\"o2ib1 " + std::string(kRouter0) + "\""));
+  RunResult rt;
+  for (int i = 0; i < 40; i++) {
+    rt = lnetctl(compute, "route show -v");
+    if (rt.out.find("state: down") != std::string::npos) break;
+    usleep(500 * 1000);
+  }
+  EXPECT_NE(rt.out.find("state: down"), std::string::npos) << rt.out;
+  RunResult log = run(compute, "dmesg | grep 'routing feature is not turned on'");
+  EXPECT_NE(log.out.find(std::string(kRouter0) + " is being used as a gateway"), std::string::npos)
+      << "LNet did not read RTE_DISABLED in o2lnd's ping info:\n"
+      << log.out;
+  // the node itself still answers
+  std::string out;
+  EXPECT_TRUE(lctl_ping(compute, kRouter0, &out)) << out;
 }
 
 // A Lustre router between two o2lnd nodes: o2ctl pings both ways and

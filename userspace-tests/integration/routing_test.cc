@@ -1054,6 +1054,13 @@ TEST_F(RoutingToMultiRail, TheRouterSpreadsForwardedTrafficOverTheServersRails) 
   ASSERT_EQ(peers.size(), 1U) << d.out;
   ASSERT_EQ(field(peers[0], "Multi-Rail"), "true") << d.out;
   ASSERT_EQ(field(peers[0], "peer ni.1.nid"), kServerB) << d.out;
+  // the ping infos say who forwards (LNet's RTE_DISABLED when not)
+  EXPECT_EQ(field(peers[0], "routing"), "false") << d.out;
+  RunResult cd = o2ctl(guest("compute"), std::string("discover ") + kRouter0 + " --timeout 20", 60);
+  ASSERT_TRUE(cd.ok()) << cd.out;
+  auto gw = parse_yaml_list(cd.out, "discover");
+  ASSERT_EQ(gw.size(), 1U) << cd.out;
+  EXPECT_EQ(field(gw[0], "routing"), "true") << cd.out;
 
   Selftest w =
       clean_selftest("brw write " + to + " --size 1M --check --concurrency 4 --duration 5");

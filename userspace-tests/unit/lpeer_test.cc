@@ -45,7 +45,7 @@ o2lnd_ioc_lpeer two_rail_peer() {
 o2lnd_ioc_lpeer single_peer() {
   o2lnd_ioc_lpeer p{};
   p.primary_nid = kOther;
-  p.features = O2LND_PING_FEAT_BASE | O2LND_PING_FEAT_NI_STATUS;
+  p.features = O2LND_PING_FEAT_BASE | O2LND_PING_FEAT_NI_STATUS | O2LND_PING_FEAT_RTE_DISABLED;
   p.n_nids = 1;
   p.nids[0] = {kOther, O2LND_NI_STATUS_UP, 1000, 0, 0};
   return p;
@@ -146,6 +146,8 @@ TEST_F(LnetPeerTest, PeerListIsLnetctlShapedYaml) {
   EXPECT_TRUE(doc[0]["Multi-Rail"].as<bool>());
   EXPECT_FALSE(doc[1]["Multi-Rail"].as<bool>());
   EXPECT_FALSE(doc[1]["discovery"].as<bool>());
+  EXPECT_TRUE(doc[0]["routing"].as<bool>()) << "no RTE_DISABLED in its ping info";
+  EXPECT_FALSE(doc[1]["routing"].as<bool>()) << "RTE_DISABLED in its ping info";
   EXPECT_EQ(doc[0]["peer ni"][1]["nid"].as<std::string>(), "192.168.2.2@o2ib0");
   EXPECT_EQ(doc[0]["peer ni"][1]["state"].as<std::string>(), "down");
   EXPECT_EQ(doc[0]["peer ni"][1]["health value"].as<int>(), 300);

@@ -410,6 +410,7 @@ inline Shape lnet_peers(const std::string& yaml, const std::string& top) {
                      {{"primary nid", Kind::kNid},
                       {"Multi-Rail", Kind::kBool},
                       {"discovery", Kind::kBool},
+                      {"routing", Kind::kBool},
                       {"pushed", Kind::kBool},
                       {"pushed to us", Kind::kBool},
                       {"seqno", Kind::kInt},
