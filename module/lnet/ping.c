@@ -174,7 +174,7 @@ u32 o2_ping_info_fill(void *buf, u32 size)
 	pi.features = cpu_to_le32(O2_PING_FEAT_BASE | O2_PING_FEAT_NI_STATUS |
 				  O2_PING_FEAT_MULTI_RAIL |
 				  O2_PING_FEAT_DISCOVERY |
-				  (o2_forwarding ? 0 :
+				  (READ_ONCE(o2_forwarding) ? 0 :
 				   O2_PING_FEAT_RTE_DISABLED));
 	pi.pid = cpu_to_le32(O2LND_PID_LUSTRE);
 	/* written last, with the NIs counted */

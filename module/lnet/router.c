@@ -38,8 +38,11 @@
  * from o2_rtr_work (o2_tx_wq), never from the completion or the context
  * that returned the credit.
  */
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/ratelimit.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
 #include "lnet.h"
 #include "route.h"
 
@@ -48,10 +51,59 @@ module_param(routes, charp, 0444);
 MODULE_PARM_DESC(routes,
 		 "routes to remote networks: \"<net> [<hops>] <gateway NID>[:<priority>][; ...]\"");
 
-static char *forwarding;
-module_param(forwarding, charp, 0444);
+bool o2_forwarding;
+static bool o2_rtr_live;	/* o2_rtr_init() done: a write applies at once */
+
+/*
+ * forwarding=, at load and written at run time
+ * (/sys/module/o2lnd/parameters/forwarding): "enabled" or "disabled".
+ * Switched off at run time, a router drains, as LNet's `lnetctl set
+ * routing 0` does: it forwards no new message (what waits for a buffer
+ * goes on), its ping info says RTE_DISABLED and is pushed to its peers, so
+ * that their routes through it go down; switched on, it forwards again.
+ * Runs under the module parameters' lock.
+ */
+static int o2_forwarding_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+
+	if (!*val || sysfs_streq(val, "disabled")) {
+		on = false;
+	} else if (sysfs_streq(val, "enabled")) {
+		on = true;
+	} else {
+		/* one line, however the value was written */
+		pr_err("o2lnd: forwarding='%.*s': expected enabled or disabled\n",
+		       (int)min_t(size_t, strcspn(val, "\n"), 32), val);
+		return -EINVAL;
+	}
+	if (!READ_ONCE(o2_rtr_live)) {
+		o2_forwarding = on;
+		return 0;
+	}
+	if (READ_ONCE(o2_forwarding) == on)
+		return 0;
+	WRITE_ONCE(o2_forwarding, on);
+	pr_info("o2lnd: forwarding %s\n",
+		on ? "enabled" : "disabled: draining, peers told (RTE_DISABLED)");
+	o2_push_all();		/* our ping info changed */
+	return 0;
+}
+
+static int o2_forwarding_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n",
+			  READ_ONCE(o2_forwarding) ? "enabled" : "disabled");
+}
+
+static const struct kernel_param_ops o2_forwarding_ops = {
+	.set = o2_forwarding_set,
+	.get = o2_forwarding_get,
+};
+
+module_param_cb(forwarding, &o2_forwarding_ops, NULL, 0644);
 MODULE_PARM_DESC(forwarding,
-		 "\"enabled\" to forward between our networks (a router); default disabled");
+		 "\"enabled\" to forward between our networks (a router), \"disabled\" (default) not; writable: disabling drains a running router");
 
 static int tiny_router_buffers = 512;
 module_param(tiny_router_buffers, int, 0444);
@@ -85,7 +137,6 @@ static struct o2_route_spec o2_routes[O2_MAX_ROUTES];
 static int o2_nroutes;
 static atomic64_t o2_route_sent[O2_MAX_ROUTES];
 static atomic64_t o2_route_dropped[O2_MAX_ROUTES];
-bool o2_forwarding;
 
 /**
  * struct o2_rtr_pool - router buffer pool
@@ -561,7 +612,7 @@ static struct o2_rtr_msg *o2_rtr_admit(struct o2_conn *conn, u64 dest,
 	struct o2_ni *out_ni;
 	u64 hop, to;
 
-	if (!o2_forwarding) {
+	if (!READ_ONCE(o2_forwarding)) {
 		o2_rtr_drop(conn, &o2_rtr_st.no_route,
 			    "not a router (forwarding disabled)", dest);
 		*rc = -EHOSTUNREACH;
@@ -807,15 +858,6 @@ int o2_rtr_init(void)
 			 16384) ||
 	    o2_rtr_param("router_timeout", router_timeout, 0, 3600))
 		return -EINVAL;
-	if (!forwarding || !*forwarding || !strcmp(forwarding, "disabled")) {
-		o2_forwarding = false;
-	} else if (!strcmp(forwarding, "enabled")) {
-		o2_forwarding = true;
-	} else {
-		pr_err("o2lnd: forwarding='%s': expected enabled or disabled\n",
-		       forwarding);
-		return -EINVAL;
-	}
 	n = o2_routes_parse(routes ? routes : "", o2_routes, O2_MAX_ROUTES,
 			    err, sizeof(err));
 	if (n < 0) {
@@ -840,6 +882,7 @@ int o2_rtr_init(void)
 		o2_rtr_pools[i].size = sizes[i];
 		INIT_LIST_HEAD(&o2_rtr_pools[i].q);
 	}
+	WRITE_ONCE(o2_rtr_live, true);
 	return 0;
 }
 
@@ -888,7 +931,7 @@ void o2_routing_show(struct o2lnd_ioc_routing *out)
 {
 	int i;
 
-	out->forwarding = o2_forwarding;
+	out->forwarding = READ_ONCE(o2_forwarding);
 	out->peer_buffer_credits = o2_rtr_peer_credits();
 	out->router_timeout_s = router_timeout ? router_timeout : o2_timeout;
 	spin_lock(&o2_rtr_lock);

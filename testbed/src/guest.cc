@@ -1,6 +1,7 @@
 #include "guest.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -21,7 +22,6 @@
 #include <sstream>
 
 #include "protocol.h"
-#include <netinet/in.h>
 
 #if !defined(O2_SOURCE_DIR) || !defined(O2_BINARY_DIR)
 #error "the build defines O2_SOURCE_DIR and O2_BINARY_DIR (testbed/CMakeLists.txt)"

@@ -292,6 +292,9 @@ TEST(LinkSockets, AFullPeerDropsFramesAndNeverBlocksTheSender) {
   auto [pa, pb] = free_udp_port_pair();
   int a = open_link_socket({pa, pb, ""});
   int b = open_link_socket({pb, pa, ""});
+  int rcvbuf = 0;
+  socklen_t len = sizeof rcvbuf;
+  ASSERT_EQ(getsockopt(b, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &len), 0) << strerror(errno);
   const std::string frame(9014, 'x');
   const int n = 3000;  // 27 MB, several times the receive buffer
   int sent = 0;
@@ -304,7 +307,11 @@ TEST(LinkSockets, AFullPeerDropsFramesAndNeverBlocksTheSender) {
   int got = 0;
   std::string buf(65536, '\0');
   while (recv(b, buf.data(), buf.size(), MSG_DONTWAIT) > 0) got++;
-  EXPECT_GT(got, 100) << "the buffer holds a burst";
+  // A jumbo frame takes ~17 KiB of the buffer (its skb's truesize): as
+  // root the buffer is the 4 MiB asked for (8 MiB granted) and holds
+  // hundreds; as a user it is capped by net.core.rmem_max (~25 frames).
+  EXPECT_GE(got, std::max(1, rcvbuf / (64 << 10)))
+      << "a " << rcvbuf << "-byte receive buffer should hold a burst";
   EXPECT_LT(got, n) << "the rest was dropped";
   close(a);
   close(b);

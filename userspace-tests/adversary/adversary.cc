@@ -11,6 +11,7 @@
 // <TAB>outcome<TAB>ok|FAIL<TAB>detail"; stdout gets the failures and one
 // "SUMMARY category group tried ok failed" line per group, then "TOTALS
 // rejects=N closed=N".  Exit 0 when every case matched its expectation.
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <poll.h>
 #include <unistd.h>
@@ -29,7 +30,6 @@
 #include <string>
 #include <vector>
 
-#include <arpa/inet.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 

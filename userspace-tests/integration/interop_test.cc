@@ -584,28 +584,64 @@ TEST_F(InteropRouting, O2lndRoutesBetweenLustreNodes) {
   figure("interop_o2lnd_router_forwarded_mib", std::to_string(std::stoll(f[1]) >> 20));
 }
 
-// An o2lnd node that does not forward says so in its ping info, as LNet
-// does (RTE_DISABLED): a Lustre node with a route through it discovers the
-// gateway, logs that it "is being used as a gateway but routing feature is
-// not turned on" and takes the route down, instead of sending into drops.
-TEST_F(InteropRouting, LustreTakesDownARouteThroughANodeThatDoesNotForward) {
+// An o2lnd node says in its ping info whether it forwards (LNet's
+// RTE_DISABLED when not), and Lustre routes through it only while it does.
+// Loaded without forwarding: the Lustre nodes that have a route through it
+// discover the gateway, log that it "is being used as a gateway but
+// routing feature is not turned on" and hold the route down.  Forwarding
+// written "enabled" at run time: at their next gateway check (every 5 s
+// here: alive_router_check_interval=5) the route is up and `lctl ping`
+// crosses it.  Written "disabled" again, the router drains (LNet's
+// `lnetctl set routing 0`) and pushes its ping info: the route goes down
+// again (here LNet acts on the push, well before its next check).
+TEST_F(InteropRouting, LustreRoutesThroughAnO2lndNodeOnlyWhileItForwards) {
   Guest& compute = guest("compute");
-  ASSERT_TRUE(insmod(guest("router"), "o2ib0(eth0) o2ib1(eth1)").ok());
-  lustre_up(compute, "o2ib0(eth0)", sh_quote("routes=\"o2ib1 " + std::string(kRouter0) + "\""));
-  RunResult rt;
-  for (int i = 0; i < 40; i++) {
-    rt = lnetctl(compute, "route show -v");
-    if (rt.out.find("state: down") != std::string::npos) break;
-    usleep(500 * 1000);
-  }
-  EXPECT_NE(rt.out.find("state: down"), std::string::npos) << rt.out;
+  Guest& router = guest("router");
+  Guest& server = guest("server");
+  ASSERT_TRUE(insmod(router, "o2ib0(eth0) o2ib1(eth1)").ok());
+  lustre_up(compute, "o2ib0(eth0)",
+            sh_quote("routes=\"o2ib1 " + std::string(kRouter0) + "\"") +
+                " alive_router_check_interval=5");
+  lustre_up(
+      server, "o2ib1(eth0)",
+      sh_quote("routes=\"o2ib " + std::string(kRouter1) + "\"") + " alive_router_check_interval=5");
+  // the route's state on the compute node, polled (0.5 s) until `want`
+  auto route_state = [&](const std::string& want, int seconds) {
+    RunResult rt;
+    for (int i = 0; i < seconds * 2; i++) {
+      rt = lnetctl(compute, "route show -v");
+      if (rt.out.find("state: " + want) != std::string::npos) break;
+      usleep(500 * 1000);
+    }
+    return rt;
+  };
+  const std::string param = "/sys/module/o2lnd/parameters/forwarding";
+  RunResult off = route_state("down", 20);
+  EXPECT_NE(off.out.find("state: down"), std::string::npos) << off.out;
   RunResult log = run(compute, "dmesg | grep 'routing feature is not turned on'");
   EXPECT_NE(log.out.find(std::string(kRouter0) + " is being used as a gateway"), std::string::npos)
       << "LNet did not read RTE_DISABLED in o2lnd's ping info:\n"
       << log.out;
-  // the node itself still answers
+
+  ASSERT_TRUE(run(router, "echo enabled > " + param).ok());
+  RunResult up = route_state("up", 30);
+  ASSERT_NE(up.out.find("state: up"), std::string::npos)
+      << "the route did not come up once the node forwards:\n"
+      << up.out;
   std::string out;
-  EXPECT_TRUE(lctl_ping(compute, kRouter0, &out)) << out;
+  EXPECT_TRUE(lctl_ping(compute, kServer, &out)) << out;
+
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(run(router, "echo disabled > " + param).ok());
+  RunResult rs = o2ctl(router, "routing show");
+  EXPECT_NE(rs.out.find("forwarding: disabled"), std::string::npos) << rs.out;
+  RunResult down = route_state("down", 30);
+  EXPECT_NE(down.out.find("state: down"), std::string::npos)
+      << "Lustre kept the route through the drained router:\n"
+      << down.out;
+  figure(
+      "interop_drained_router_route_down_s",
+      std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
 }
 
 // A Lustre router between two o2lnd nodes: o2ctl pings both ways and

@@ -408,6 +408,39 @@ TEST_F(RoutingThreeGuests, NoRouteIsHostUnreachable) {
   EXPECT_EQ(need(rs[0], "dropped"), 0) << dump_record(rs[0]);
 }
 
+// A router drained at run time (forwarding written "disabled", LNet's
+// `lnetctl set routing 0`) forwards nothing new: a ping across it fails
+// and is counted as a drop on the router, its ping info says RTE_DISABLED
+// (`routing: false` to a node that discovers it); enabled again, it
+// forwards at once.  A value that is neither is refused and changes nothing.
+TEST_F(RoutingThreeGuests, ARouterDrainedAtRunTimeForwardsNothingNewAndComesBack) {
+  Guest& compute = guest("compute");
+  Guest& router = guest("router");
+  ASSERT_TRUE(load_three());
+  expect_ping_ok(compute, kServer, "--timeout 20");
+  const std::string param = "/sys/module/o2lnd/parameters/forwarding";
+  RunResult bad = run(router, "echo yes > " + param);
+  EXPECT_NE(bad.status, 0) << "forwarding=yes accepted at run time";
+  EXPECT_EQ(run(router, "cat " + param).out, "enabled\n");
+  RunResult why = run(router, "dmesg | grep \"forwarding='yes'\"");
+  EXPECT_NE(why.out.find("expected enabled or disabled"), std::string::npos) << why.out;
+
+  ASSERT_TRUE(run(router, "echo disabled > " + param).ok());
+  EXPECT_EQ(run(router, "cat " + param).out, "disabled\n");
+  EXPECT_EQ(field(routing(router).top, "forwarding"), "disabled");
+  RunResult p = o2ctl(compute, std::string("ping ") + kServer + " --timeout 3", 30);
+  EXPECT_NE(p.status, 0) << "a drained router forwarded a ping:\n" << p.out;
+  RunResult d = o2ctl(compute, std::string("discover ") + kRouter0 + " --timeout 20", 60);
+  ASSERT_TRUE(d.ok()) << d.out;
+  auto peers = parse_yaml_list(d.out, "discover");
+  ASSERT_EQ(peers.size(), 1U) << d.out;
+  EXPECT_EQ(field(peers[0], "routing"), "false") << d.out;
+
+  ASSERT_TRUE(run(router, "echo enabled > " + param).ok());
+  EXPECT_EQ(field(routing(router).top, "forwarding"), "enabled");
+  expect_ping_ok(compute, kServer, "--timeout 20");
+}
+
 // --- 3 -------------------------------------------------------------------------
 
 // One sample of the router, plus the server's reconnect progress.
