@@ -7,7 +7,9 @@
 #include <kunit/test.h>
 #include <linux/kernel.h>
 #include <linux/string.h>
+#include <uapi/o2lnd.h>
 #include "nid.h"
+#include "wire.h"
 #include "route.h"
 
 #define O2T_NET_O2IB0	0x00050000U
@@ -31,10 +33,12 @@ static void routes_in_lnet_syntax_parse(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, r[0].net, O2T_NET_O2IB1);
 	KUNIT_EXPECT_EQ(test, r[0].gw, O2T_GW_A);
 	KUNIT_EXPECT_EQ(test, r[0].hops, 1U);
+	KUNIT_EXPECT_FALSE(test, r[0].hops_given);
 	KUNIT_EXPECT_EQ(test, r[0].priority, 0U);
 	KUNIT_EXPECT_EQ(test, r[1].net, O2T_NET_O2IB1);
 	KUNIT_EXPECT_EQ(test, r[1].gw, O2T_GW_B);
 	KUNIT_EXPECT_EQ(test, r[1].hops, 2U);
+	KUNIT_EXPECT_TRUE(test, r[1].hops_given);
 	KUNIT_EXPECT_EQ(test, r[1].priority, 3U);
 	KUNIT_EXPECT_EQ(test, r[2].net, O2T_NET_O2IB2);
 	KUNIT_EXPECT_EQ(test, o2_routes_parse("", r, O2_MAX_ROUTES, err,
@@ -106,7 +110,7 @@ static void the_best_reachable_gateway_is_picked(struct kunit *test)
 		  .gw = O2T_GW_B },
 	};
 	const u32 local[] = { O2T_NET_O2IB0 };
-	bool down[ARRAY_SIZE(r)] = {};
+	u8 down[ARRAY_SIZE(r)] = {};
 
 	/* fewest hops; the o2ib2 gateway is not on a local network */
 	KUNIT_EXPECT_EQ(test, o2_route_pick(r, ARRAY_SIZE(r), O2T_NET_O2IB1,
@@ -115,11 +119,11 @@ static void the_best_reachable_gateway_is_picked(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, o2_route_pick(r, ARRAY_SIZE(r), O2T_NET_O2IB2,
 					    local, 1, down), 4);
 	/* a gateway that is down is avoided while another is up... */
-	down[1] = true;
+	down[1] = O2_ROUTE_DOWN;
 	KUNIT_EXPECT_EQ(test, o2_route_pick(r, ARRAY_SIZE(r), O2T_NET_O2IB1,
 					    local, 1, down), 0);
 	/* ...and still used when none is, so that traffic probes it */
-	down[0] = true;
+	down[0] = O2_ROUTE_DOWN;
 	KUNIT_EXPECT_EQ(test, o2_route_pick(r, ARRAY_SIZE(r), O2T_NET_O2IB1,
 					    local, 1, down), 1);
 	/* no route, or no local network */
@@ -129,11 +133,81 @@ static void the_best_reachable_gateway_is_picked(struct kunit *test)
 					    local, 0, down), -1);
 }
 
+static void a_dead_route_is_never_picked(struct kunit *test)
+{
+	const struct o2_route_spec r[] = {
+		{ .net = O2T_NET_O2IB1, .hops = 1, .gw = O2T_GW_A },
+		{ .net = O2T_NET_O2IB1, .hops = 1, .priority = 5,
+		  .gw = O2T_GW_B },
+	};
+	const u32 local[] = { O2T_NET_O2IB0 };
+	u8 state[ARRAY_SIZE(r)] = { O2_ROUTE_DEAD, O2_ROUTE_DOWN };
+
+	/* a down route is a last resort; a dead one is no resort */
+	KUNIT_EXPECT_EQ(test, o2_route_pick(r, ARRAY_SIZE(r), O2T_NET_O2IB1,
+					    local, 1, state), 1);
+	state[1] = O2_ROUTE_DEAD;
+	KUNIT_EXPECT_EQ(test, o2_route_pick(r, ARRAY_SIZE(r), O2T_NET_O2IB1,
+					    local, 1, state), -1);
+	/* and it comes back when its gateway says so */
+	state[0] = O2_ROUTE_UP;
+	KUNIT_EXPECT_EQ(test, o2_route_pick(r, ARRAY_SIZE(r), O2T_NET_O2IB1,
+					    local, 1, state), 0);
+}
+
+/* the ping info of gateway A: o2ib0 up, o2ib1 with status @st1 */
+static void o2t_gw_view(struct o2_ping_view *v, u32 features, u32 st1)
+{
+	memset(v, 0, sizeof(*v));
+	v->features = features;
+	v->n = 2;
+	v->nnis = 2;
+	v->ni[0].nid = O2T_GW_A;
+	v->ni[0].status = O2LND_NI_STATUS_UP;
+	v->ni[1].nid = 0x00050001c0a80202ULL;	/* 192.168.2.2@o2ib1 */
+	v->ni[1].status = st1;
+}
+
+static void a_gateway_is_judged_by_its_ping_info_as_lnet_does(struct kunit *test)
+{
+	const u32 feat = O2_PING_FEAT_BASE | O2_PING_FEAT_NI_STATUS |
+			 O2_PING_FEAT_MULTI_RAIL | O2_PING_FEAT_DISCOVERY;
+	struct o2_route_spec one = { .net = O2T_NET_O2IB1, .hops = 1,
+				     .hops_given = true, .gw = O2T_GW_A };
+	struct o2_route_spec far = { .net = O2T_NET_O2IB2, .hops = 1,
+				     .gw = O2T_GW_A };
+	struct o2_ping_view *v = kunit_kzalloc(test, sizeof(*v), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, v);
+	o2t_gw_view(v, feat, O2LND_NI_STATUS_UP);
+	KUNIT_EXPECT_TRUE(test, o2_route_gw_alive(&one, v));
+	/* a gateway that does not forward takes every route down */
+	o2t_gw_view(v, feat | O2_PING_FEAT_RTE_DISABLED, O2LND_NI_STATUS_UP);
+	KUNIT_EXPECT_FALSE(test, o2_route_gw_alive(&one, v));
+	KUNIT_EXPECT_FALSE(test, o2_route_gw_alive(&far, v));
+	/* its NI on the route's network down: that route goes down */
+	o2t_gw_view(v, feat, O2LND_NI_STATUS_DOWN);
+	KUNIT_EXPECT_FALSE(test, o2_route_gw_alive(&one, v));
+	one.hops_given = false;
+	KUNIT_EXPECT_FALSE(test, o2_route_gw_alive(&one, v));
+	/* no NI on o2ib2: multi-hop unless hops=1 was given (LNet's rule) */
+	KUNIT_EXPECT_TRUE(test, o2_route_gw_alive(&far, v));
+	far.hops_given = true;
+	KUNIT_EXPECT_FALSE(test, o2_route_gw_alive(&far, v));
+	far.hops = 2;
+	KUNIT_EXPECT_TRUE(test, o2_route_gw_alive(&far, v));
+	/* no NI status (an old LNet): only RTE_DISABLED counts */
+	o2t_gw_view(v, O2_PING_FEAT_BASE, O2LND_NI_STATUS_DOWN);
+	KUNIT_EXPECT_TRUE(test, o2_route_gw_alive(&one, v));
+}
+
 static struct kunit_case o2_route_cases[] = {
 	KUNIT_CASE(routes_in_lnet_syntax_parse),
 	KUNIT_CASE(malformed_routes_are_refused_with_a_reason),
 	KUNIT_CASE(more_routes_than_room_are_refused),
 	KUNIT_CASE(the_best_reachable_gateway_is_picked),
+	KUNIT_CASE(a_dead_route_is_never_picked),
+	KUNIT_CASE(a_gateway_is_judged_by_its_ping_info_as_lnet_does),
 	{}
 };
 

@@ -43,7 +43,9 @@ static int __init o2_init(void)
 	    o2_check_param("reg_pairs", o2_reg_pairs, -1, 1) ||
 	    o2_check_param("health_sensitivity", o2_health_sensitivity, 0,
 			   O2LND_HEALTH_MAX) ||
-	    o2_check_param("retry_count", o2_retry_count, 0, O2_RETRY_MAX))
+	    o2_check_param("retry_count", o2_retry_count, 0, O2_RETRY_MAX) ||
+	    o2_check_param("lnet_peer_discovery_disabled",
+			   o2_discovery_disabled, 0, 1))
 		return -EINVAL;
 	/* as LNet: with health off, nothing is resent */
 	if (!o2_health_sensitivity)
@@ -78,6 +80,7 @@ static int __init o2_init(void)
 	return 0;
 
 err_nis:
+	o2_rtr_stop();
 	o2_lpeers_stop();
 	o2_nis_stop();
 	o2_lpeers_free();
@@ -92,6 +95,7 @@ err_dev:
 static void __exit o2_exit(void)
 {
 	o2_ctl_exit();
+	o2_rtr_stop();
 	o2_lpeers_stop();
 	o2_nis_stop();
 	o2_connd_exit();

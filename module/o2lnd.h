@@ -136,6 +136,7 @@ extern int o2_ntx;
 extern int o2_keepalive;
 extern int o2_cksum_param;
 extern int o2_health_sensitivity;
+extern int o2_discovery_disabled;
 extern int o2_retry_count;
 
 #endif /* _O2LND_H */

@@ -70,6 +70,12 @@ module_param_named(retry_count, o2_retry_count, int, 0444);
 MODULE_PARM_DESC(retry_count,
 		 "LNet's retry_count: times a message whose path failed is sent again, on another path where there is one, within its deadline (0..16; health_sensitivity=0 makes it 0, as LNet)");
 
+int o2_discovery_disabled;
+module_param_named(lnet_peer_discovery_disabled, o2_discovery_disabled, int,
+		   0444);
+MODULE_PARM_DESC(lnet_peer_discovery_disabled,
+		 "as LNet's: 0 (default) discovers a peer on the first selftest RPC sent to it and says in our ping info that we do discovery; 1 discovers only on o2ctl discover (0..1)");
+
 int o2_health_sensitivity = 100;
 module_param_named(health_sensitivity, o2_health_sensitivity, int, 0444);
 MODULE_PARM_DESC(health_sensitivity,

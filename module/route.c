@@ -15,6 +15,7 @@
 #include <linux/errno.h>
 #include <uapi/o2lnd.h>
 #include "nid.h"
+#include "wire.h"
 #include "route.h"
 
 static bool o2_route_sep(char c)
@@ -101,6 +102,7 @@ int o2_routes_parse(const char *s, struct o2_route_spec *routes, int max,
 					 O2_ROUTE_MAX_HOPS);
 				return -EINVAL;
 			}
+			r.hops_given = true;
 			t2 = o2_route_token(e2, &e2);
 		}
 		if (t2 == e2 || o2_route_gw(t2, e2 - t2, &r.gw, &r.priority) ||
@@ -144,18 +146,19 @@ int o2_routes_parse(const char *s, struct o2_route_spec *routes, int max,
  * @net: the destination's network
  * @local_nets: our networks
  * @nlocal: how many
- * @gw_down: per route, true if its gateway is known to be down
+ * @state: per route, enum o2_route_state
  *
- * Among the routes to @net whose gateway is on a local network, prefers
- * one whose gateway is not down, then the lowest priority number, then
+ * Among the routes to @net whose gateway is on a local network and is not
+ * dead, prefers one that is up, then the lowest priority number, then
  * the fewest hops, then the first given (LNet's order, without its
- * round robin).  A route whose gateway is down is still picked when no
- * other exists, so that its traffic probes the gateway.
+ * round robin).  A route that is down is still picked when no other is
+ * up, so that its traffic probes the gateway; a dead one never is: its
+ * gateway said it would drop the traffic.
  *
  * Return: the index in @routes, or -1 if none leads to @net.
  */
 int o2_route_pick(const struct o2_route_spec *routes, int n, u32 net,
-		  const u32 *local_nets, int nlocal, const bool *gw_down)
+		  const u32 *local_nets, int nlocal, const u8 *state)
 {
 	int best = -1, i, j;
 
@@ -163,7 +166,7 @@ int o2_route_pick(const struct o2_route_spec *routes, int n, u32 net,
 		const struct o2_route_spec *r = &routes[i], *b;
 		bool local = false;
 
-		if (r->net != net)
+		if (r->net != net || state[i] == O2_ROUTE_DEAD)
 			continue;
 		for (j = 0; j < nlocal; j++)
 			local |= local_nets[j] == o2_nid_net(r->gw);
@@ -174,8 +177,8 @@ int o2_route_pick(const struct o2_route_spec *routes, int n, u32 net,
 			continue;
 		}
 		b = &routes[best];
-		if (gw_down[best] != gw_down[i]) {
-			if (gw_down[best])
+		if (state[best] != state[i]) {
+			if (state[i] == O2_ROUTE_UP)
 				best = i;
 			continue;
 		}
@@ -188,4 +191,39 @@ int o2_route_pick(const struct o2_route_spec *routes, int n, u32 net,
 			best = i;
 	}
 	return best;
+}
+
+/**
+ * o2_route_gw_alive() - does the gateway's ping info keep route @r alive?
+ * @r: a route
+ * @v: the ping info of its gateway (from a check, a discovery or a push)
+ *
+ * As LNet judges a gateway's ping reply: a gateway that does not forward
+ * (RTE_DISABLED) takes every route through it down; and, as LNet's
+ * avoid_asym_router_failure (on by default) has it, a route given one
+ * hop, or whose gateway lists an NI on the route's network, is alive only
+ * if one of those NIs is up.  A route whose hops were not given and whose
+ * gateway lists no NI on its network may be multi-hop: it stays alive.
+ * A gateway that gives no NI status (an old LNet) is taken at its word.
+ *
+ * Return: true if the route may be used.
+ */
+bool o2_route_gw_alive(const struct o2_route_spec *r,
+		       const struct o2_ping_view *v)
+{
+	bool listed = false;
+	u32 i;
+
+	if (v->features & O2_PING_FEAT_RTE_DISABLED)
+		return false;
+	if (!(v->features & O2_PING_FEAT_NI_STATUS))
+		return true;
+	for (i = 0; i < v->n; i++) {
+		if (o2_nid_net(v->ni[i].nid) != r->net)
+			continue;
+		if (v->ni[i].status == O2LND_NI_STATUS_UP)
+			return true;
+		listed = true;
+	}
+	return !listed && !(r->hops_given && r->hops == 1);
 }

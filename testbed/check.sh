@@ -254,6 +254,7 @@ if [[ -x "$ITEST" ]]; then
 	# results/hostile/) stay in one lane.  O2_LANES=1 or a FILTER: one lane.
 	LANE_A='Interop.*:InteropRouting.*:InteropRails.*:Interop/InteropDepth.*:ConnectVeth.*:CreditsTwoGuests.*'
 	LANE_A+=':RoutingThreeGuests.*:RoutingToMultiRail.*:LU7646TwoGuests.*:Connect/StuckConnect.*:Connect/RaceWithAStuckConnect.*'
+	LANE_A+=':Connect/RmmodFinishes.*'
 	rm -f "$OUT/itest-b.xml"
 	if [[ -n "$FILTER" || "${O2_LANES:-2}" == 1 ]]; then
 		O2_KMEMLEAK=${O2_KMEMLEAK:-0} run_itest "$OUT/itest.xml" "$OUT/itest.log" "${O2_CHECK_TIMEOUT:-3000}" \

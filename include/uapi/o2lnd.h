@@ -688,8 +688,10 @@ struct o2lnd_ioc_brw {
  * @hops: out: hop count (1 unless given)
  * @gateway: out: the gateway's NID (on a local network)
  * @priority: out: priority (0 highest; 0 unless given)
- * @gw_health: out: O2LND_HEALTH_UP or _DOWN: the gateway peer's health
- *	(UP while it was never tried)
+ * @gw_health: out: O2LND_HEALTH_UP or _DOWN: the route's state: DOWN
+ *	while the gateway peer is down, its last check got no answer, or its
+ *	ping info said it does not forward or has no NI up on the route's
+ *	network (UP while it was never tried)
  * @sent: out: messages sent through this route
  * @dropped: out: messages for this route dropped because its gateway was
  *	down

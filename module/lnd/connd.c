@@ -411,10 +411,12 @@ static void o2_connd_scan_fn(struct work_struct *work)
 	int i;
 
 	/*
-	 * LNet's deadlines (credit waits, bulk, router); once a second NIs
-	 * whose device went away try to attach again
+	 * LNet's deadlines (credit waits, bulk, router); once a second, and
+	 * at once after a port event, NIs whose device went away try to
+	 * attach again and NIs follow their link's state
 	 */
-	o2_up->tick(jiffies, ++pass % (HZ / O2_SCAN_INTERVAL) == 0);
+	o2_up->tick(jiffies, ++pass % (HZ / O2_SCAN_INTERVAL) == 0 ||
+		    o2_dev_port_event_take());
 	o2_port_waits_check();
 	o2_for_each_ni(ni) {
 		/* bounded: at most 100 actions per NI per pass */

@@ -10,9 +10,10 @@
  * which is how the PDs are freed then.
  *
  * Each o2_dev also has an IB event handler for its port events: a port
- * that went down is logged, and one that came back lets connd go on with
- * the teardowns that waited for it (connd.c: no CM message is sent on a
- * port that is down).
+ * that went down or came back is logged and kicks connd, whose scan marks
+ * the NIs on it down or up (o2_up->tick(): LNet marks an NI whose link is
+ * lost down at once) and goes on with the teardowns that waited for it
+ * (connd.c: no CM message is sent on a port that is down).
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -25,6 +26,7 @@ static LIST_HEAD(o2_devs);
 static DEFINE_MUTEX(o2_devs_mutex);
 static DECLARE_WAIT_QUEUE_HEAD(o2_dev_waitq);
 static struct ib_client o2_ib_client;
+static atomic_t o2_dev_port_changed;	/* a port went down or up */
 
 /*
  * Port events, from ib_core after it updated its port cache
@@ -38,16 +40,32 @@ static void o2_dev_event(struct ib_event_handler *handler,
 		pr_info_ratelimited("o2lnd: %s port %u is down: connections on it close without CM messages until it is back\n",
 				    dev_name(&event->device->dev),
 				    event->element.port_num);
+		/* connd's scan marks the NIs on it down (o2_up->tick()) */
+		atomic_set(&o2_dev_port_changed, 1);
+		o2_connd_kick();
 		break;
 	case IB_EVENT_PORT_ACTIVE:
 		pr_info_ratelimited("o2lnd: %s port %u is active\n",
 				    dev_name(&event->device->dev),
 				    event->element.port_num);
+		atomic_set(&o2_dev_port_changed, 1);
 		o2_connd_kick();
 		break;
 	default:
 		break;
 	}
+}
+
+/**
+ * o2_dev_port_event_take() - did a port go down or up since the last call?
+ *
+ * Any context.
+ *
+ * Return: true once per batch of port events.
+ */
+bool o2_dev_port_event_take(void)
+{
+	return atomic_xchg(&o2_dev_port_changed, 0);
 }
 
 /**

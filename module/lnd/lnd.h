@@ -197,7 +197,10 @@ struct o2_bulk_owner {
  *	(o2_nis_reattach()) once a device serves its interface
  * @lock: peer table, peers and their conn lists
  * @peers: peer table keyed by NID
- * @up: accepting connections
+ * @up: accepting connections and sending: attached, its link up, not
+ *	shut down (READ_ONCE; written under o2_nis_mutex)
+ * @link_down: its port is down (link lost): DOWN in our ping info and no
+ *	sends until it is back (o2_nis_link_check(), o2_nis_mutex)
  * @shutdown: module unload in progress
  * @health: its LNet Health, 0..O2_HEALTH_MAX: lowered by failures blamed
  *	on it, raised by successes, 0 while detached (lnet/discovery.c)
@@ -237,6 +240,7 @@ struct o2_ni {
 	spinlock_t lock;	/* peer table, peers, peer conn lists */
 	DECLARE_HASHTABLE(peers, 6);
 	bool up;
+	bool link_down;
 	bool shutdown;
 	atomic_t health;
 	unsigned long probe_at;
@@ -606,6 +610,7 @@ void o2_dev_exit(void);
 struct o2_dev *o2_dev_get(struct ib_device *ibdev);
 void o2_dev_put(struct o2_dev *dev);
 bool o2_dev_port_down(struct rdma_cm_id *id);
+bool o2_dev_port_event_take(void);
 void *o2_msg_buf_alloc(struct ib_device *ibdev, enum dma_data_direction dir,
 		       u64 *dma);
 void o2_msg_buf_free(struct ib_device *ibdev, void *buf, u64 dma,

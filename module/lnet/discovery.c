@@ -86,8 +86,24 @@ static u32 o2_nlpeers;
 static atomic_t o2_lpeer_unhealthy;	/* NIDs below O2_HEALTH_MAX */
 static atomic_t o2_seqno = ATOMIC_INIT(1);
 
+/*
+ * Discovery on first send (o2_discover_on_send()): NIDs to discover, or
+ * whose discovery failed and waits O2_AUTODISC_RETRY before another
+ * (o2_lpeers_lock).  A NID leaves once a peer lists it.
+ */
+#define O2_AUTODISC_MAX		16
+#define O2_AUTODISC_RETRY	(60 * HZ)
+#define O2_AUTODISC_TIMEOUT_MS	5000
+static struct {
+	u64 nid;		/* 0: a free slot */
+	unsigned long at;	/* jiffies of the last try */
+	bool queued;		/* waits for o2_autodisc_work */
+} o2_autodisc[O2_AUTODISC_MAX];
+
 static void o2_push_work_fn(struct work_struct *work);
 static DECLARE_WORK(o2_push_work, o2_push_work_fn);
+static void o2_autodisc_work_fn(struct work_struct *work);
+static DECLARE_WORK(o2_autodisc_work, o2_autodisc_work_fn);
 static void o2_recovery_work_fn(struct work_struct *work);
 static DECLARE_WORK(o2_recovery_work, o2_recovery_work_fn);
 static bool o2_push_stopped;	/* o2_lpeers_lock: no more pushes, probes */
@@ -257,6 +273,8 @@ int o2_lpeer_learn(const struct o2_ping_view *v, bool push)
 	o2_lpeer_hash_locked(lp);
 	spin_unlock(&o2_lpeers_lock);
 	kfree(fresh);
+	/* is it a gateway of ours?  It may have stopped forwarding. */
+	o2_route_gw_heard(v);
 	return 0;
 }
 
@@ -746,6 +764,115 @@ int o2_discover(u64 nid, u32 timeout_ms, struct o2lnd_ioc_lpeer *out)
 	return o2_lpeer_show(0, nid, out);
 }
 
+/**
+ * o2_discovery_enabled() - lnet_peer_discovery_disabled is 0
+ *
+ * Return: true if o2lnd discovers peers on first send and says in its
+ * ping info that it does discovery.
+ */
+bool o2_discovery_enabled(void)
+{
+	return !o2_discovery_disabled;
+}
+
+/**
+ * o2_discover_on_send() - a selftest RPC goes to @nid: discover its peer
+ *	first, as LNet does on the first PUT or GET to a peer
+ * @nid: the NID the RPC was sent to
+ *
+ * LNet holds such a message until discovery ends; o2lnd sends it at once
+ * to the NID named and discovers beside it (o2_autodisc_work, one NID at
+ * a time, O2_AUTODISC_TIMEOUT_MS for its ping and for its push), so that
+ * a peer that does not answer never delays traffic: its discovery fails,
+ * and is tried again no sooner than O2_AUTODISC_RETRY later.  Nothing
+ * happens for a peer that is up to date (known, and pushed to unless it
+ * does no discovery), one of our NIDs, or while O2_AUTODISC_MAX NIDs
+ * wait.  Pings (the reserved portal), answers and
+ * forwarded messages never call it, as in LNet.  Never sleeps.
+ */
+void o2_discover_on_send(u64 nid)
+{
+	struct o2_lpeer_nid *e;
+	int i, slot = -1;
+
+	if (o2_discovery_disabled || o2_ni_by_nid(nid))
+		return;
+	spin_lock(&o2_lpeers_lock);
+	e = o2_lpeer_nid_find_locked(nid);
+	/* up to date: known, and pushed to unless it does no discovery */
+	if (o2_push_stopped ||
+	    (e && ((e->lp->flags & O2LND_LPEER_F_PUSHED) ||
+		   !(e->lp->features & O2_PING_FEAT_DISCOVERY))))
+		goto out;
+	for (i = 0; i < O2_AUTODISC_MAX; i++) {
+		if (o2_autodisc[i].nid == nid) {
+			if (o2_autodisc[i].queued ||
+			    time_before(jiffies, o2_autodisc[i].at +
+					O2_AUTODISC_RETRY))
+				goto out;
+			slot = i;
+			break;
+		}
+		if (slot < 0 && (!o2_autodisc[i].nid ||
+				 (!o2_autodisc[i].queued &&
+				  time_after_eq(jiffies, o2_autodisc[i].at +
+						O2_AUTODISC_RETRY))))
+			slot = i;
+	}
+	if (slot < 0)
+		goto out;
+	o2_autodisc[slot].nid = nid;
+	o2_autodisc[slot].at = jiffies;
+	o2_autodisc[slot].queued = true;
+	queue_work(system_long_wq, &o2_autodisc_work);
+out:
+	spin_unlock(&o2_lpeers_lock);
+}
+
+/* Discover the NIDs o2_discover_on_send() queued, one at a time. */
+static void o2_autodisc_work_fn(struct work_struct *work)
+{
+	struct o2lnd_ioc_lpeer *out;
+	char a[O2_NIDSTR_SIZE];
+	int i, rc;
+
+	out = kmalloc(sizeof(*out), GFP_KERNEL);
+	if (!out)
+		return;
+	for (;;) {
+		u64 nid = 0;
+
+		spin_lock(&o2_lpeers_lock);
+		for (i = 0; i < O2_AUTODISC_MAX && !o2_push_stopped; i++) {
+			if (o2_autodisc[i].queued) {
+				o2_autodisc[i].queued = false;
+				nid = o2_autodisc[i].nid;
+				break;
+			}
+		}
+		spin_unlock(&o2_lpeers_lock);
+		if (!nid)
+			break;
+		memset(out, 0, sizeof(*out));
+		rc = o2_discover(nid, O2_AUTODISC_TIMEOUT_MS, out);
+		spin_lock(&o2_lpeers_lock);
+		for (i = 0; i < O2_AUTODISC_MAX; i++) {
+			if (o2_autodisc[i].nid == nid &&
+			    !o2_autodisc[i].queued) {
+				o2_autodisc[i].at = jiffies;
+				if (!rc)
+					o2_autodisc[i].nid = 0;
+			}
+		}
+		spin_unlock(&o2_lpeers_lock);
+		if (rc && rc != -ESHUTDOWN)
+			pr_info_ratelimited("o2lnd: discovery of %s on first send failed: %d (tried again in %d s at the earliest)\n",
+					    o2_nid_format(nid, a, sizeof(a)),
+					    rc, O2_AUTODISC_RETRY / HZ);
+	}
+	kfree(out);
+}
+
 /*
  * Push our ping info to every peer that does discovery, each on its
  * primary NID, no ACK asked: what LNet does when its NIs change.
@@ -795,6 +922,7 @@ void o2_lpeers_stop(void)
 	spin_unlock(&o2_lpeers_lock);
 	cancel_work_sync(&o2_push_work);
 	cancel_work_sync(&o2_recovery_work);
+	cancel_work_sync(&o2_autodisc_work);
 }
 
 /**
@@ -814,5 +942,6 @@ void o2_lpeers_free(void)
 		o2_lpeer_free_locked(lp);
 	}
 	o2_push_stopped = false;
+	memset(o2_autodisc, 0, sizeof(o2_autodisc));
 	spin_unlock(&o2_lpeers_lock);
 }

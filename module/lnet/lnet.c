@@ -502,7 +502,7 @@ struct o2_ni *o2_ni_answer(struct o2_ni *ni, u64 to)
 	if (o2_nid_net(to) == o2_nid_net(ni->nid))
 		return ni;
 	gw_ni = o2_route_ni(to, &hop);
-	if (!gw_ni || gw_ni == ni || !READ_ONCE(gw_ni->up) ||
+	if (!gw_ni || !READ_ONCE(gw_ni->up) ||
 	    o2_nid_net(gw_ni->nid) != o2_nid_net(ni->nid))
 		return ni;
 	return gw_ni;
@@ -645,6 +645,7 @@ static void o2_lnet_tick(unsigned long now, bool reattach)
 
 	if (reattach) {
 		o2_nis_reattach();
+		o2_nis_link_check();
 		o2_health_recover();
 	}
 	o2_bulk_expire(now, false);

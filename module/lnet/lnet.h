@@ -17,6 +17,9 @@
 struct o2_rtr_msg;
 extern bool o2_forwarding;
 int o2_rtr_init(void);
+void o2_rtr_stop(void);
+void o2_route_gw_heard(const struct o2_ping_view *v);
+void o2_pings_stop(void);
 int o2_rtr_peer_credits(void);
 struct o2_ni *o2_route_ni(u64 nid, u64 *hop);
 u64 o2_route_hop(struct o2_ni *ni, u64 nid, bool count);
@@ -143,6 +146,8 @@ u32 o2_ping_seqno(void);
 void o2_push_rx(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
 		const void *payload, u32 plen);
 int o2_discover(u64 nid, u32 timeout_ms, struct o2lnd_ioc_lpeer *out);
+bool o2_discovery_enabled(void);
+void o2_discover_on_send(u64 nid);
 void o2_push_all(void);
 void o2_health_recover(void);
 void o2_lpeers_stop(void);
@@ -155,6 +160,7 @@ void o2_nis_stop(void);
 void o2_nis_free(void);
 void o2_ni_device_removed(struct ib_device *ibdev);
 void o2_nis_reattach(void);
+void o2_nis_link_check(void);
 int o2_ni_add(const char *net, const char *ifname, u64 *nid);
 int o2_ni_del(const char *net, const char *ifname, u32 *count, u64 *nid);
 struct o2_ni *o2_ni_by_index(u32 ni_index);

@@ -405,11 +405,50 @@ void o2_nis_reattach(void)
 		if (o2_ni_listen(ni, true))
 			continue;
 		ni->detached = false;
+		ni->link_down = false;	/* o2_nis_link_check() looks again */
 		WRITE_ONCE(ni->up, true);
 		atomic_set(&ni->health, O2_HEALTH_MAX);
 		pr_info("o2lnd: %s: NI %s up again on %s (%s)\n", ni->net,
 			o2_nid_format(ni->nid, nid, sizeof(nid)), ni->devname,
 			ni->ifname);
+		o2_push_all();	/* our ping info changed */
+	}
+	mutex_unlock(&o2_nis_mutex);
+}
+
+/**
+ * o2_nis_link_check() - NIs follow their link: down while its port is
+ *
+ * LNet marks an NI whose link is lost down at once (its ping info says
+ * DOWN, so Multi-Rail peers stop choosing it, and its routes' gateways
+ * checks see it) and up when the link is back.  An attached NI whose
+ * listener's port is down (o2_dev_port_down(): the port, or on RoCE the
+ * interface's carrier) goes down, its health to 0, and our ping info is
+ * pushed; back up, it is at full health and pushed again.  Its
+ * connections close as the link's loss breaks them, as before.  From
+ * connd's scan once a second and at once after a port event.  Sleeps.
+ */
+void o2_nis_link_check(void)
+{
+	char nid[O2_NIDSTR_SIZE];
+	struct o2_ni *ni;
+
+	mutex_lock(&o2_nis_mutex);
+	o2_for_each_ni(ni) {
+		bool down;
+
+		if (ni->detached || !ni->listen_id || READ_ONCE(ni->shutdown))
+			continue;
+		down = o2_dev_port_down(ni->listen_id);
+		if (down == ni->link_down)
+			continue;
+		ni->link_down = down;
+		WRITE_ONCE(ni->up, !down);
+		atomic_set(&ni->health, down ? 0 : O2_HEALTH_MAX);
+		pr_info("o2lnd: %s: NI %s %s (%s, %s)\n", ni->net,
+			o2_nid_format(ni->nid, nid, sizeof(nid)),
+			down ? "down: its link is lost" : "up again: its link is back",
+			ni->ifname, ni->devname);
 		o2_push_all();	/* our ping info changed */
 	}
 	mutex_unlock(&o2_nis_mutex);

@@ -33,6 +33,8 @@ static_assert(O2_PING_VIEW_MAX + 1 >= O2LND_PING_MAX_IDS);
  *	the GET (PUT) failed
  * @nid: the target
  * @push: a push waiting for its ACK, not a ping
+ * @routed: @nid is on another network than @ni (its answer may come from
+ *	any NID there: o2_lnet_answer_from())
  * @replied: the REPLY (ACK) arrived
  * @sent: the GET's Send completed
  * @ni: the NI it was sent from (for the early_replies count)
@@ -43,6 +45,7 @@ struct o2_ping_req {
 	struct o2_pend_wait w;
 	u64 nid;
 	bool push;
+	bool routed;
 	bool replied;
 	bool sent;
 	struct o2_ni *ni;
@@ -50,34 +53,93 @@ struct o2_ping_req {
 	u8 buf[O2_PING_BUF_SIZE];
 };
 
+static bool o2_pings_stopped;	/* o2_pend_lock(): no ping waits any more */
+
+/**
+ * o2_pings_stop() - at unload: every ping and push waiting ends now
+ *	(-ESHUTDOWN), and none waits from now on
+ *
+ * No ioctl runs at unload (an open /dev/o2lnd holds the module): what
+ * waits is the module's own (a gateway check, a recovery ping, a push),
+ * which must not hold the unload for its timeout.
+ */
+void o2_pings_stop(void)
+{
+	struct o2_ping_req *ping;
+	u64 cookie = 0;
+
+	o2_pend_lock();
+	o2_pings_stopped = true;
+	while ((ping = o2_pend_next_locked(&cookie, O2_PEND_PING))) {
+		o2_pend_wait_finish_locked(&ping->w, -ESHUTDOWN);
+		cookie++;
+	}
+	o2_pend_unlock();
+}
+
+/*
+ * Add @ping to the pending table, unless pings were stopped.
+ * Return: 0, -ENOMEM or -ESHUTDOWN (nothing added).
+ */
+static int o2_ping_wait_add(struct o2_ping_req *ping)
+{
+	bool stopped;
+	int rc = o2_pend_wait_add(&ping->w, ping, O2_PEND_PING);
+
+	if (rc)
+		return rc;
+	/* o2_pings_stop() either sees it in the table or we see the flag */
+	o2_pend_lock();
+	stopped = o2_pings_stopped;
+	o2_pend_unlock();
+	if (!stopped)
+		return 0;
+	o2_pend_wait_end(&ping->w, 0);
+	return -ESHUTDOWN;
+}
+
+/*
+ * The NID the ping (@push: the push) with @cookie was sent to, if an
+ * answer from @from may be taken for it (o2_lnet_answer_from()), else 0.
+ * The peer's NIDs are looked up outside the table's lock (a leaf).
+ */
+static u64 o2_ping_answer_nid(u64 cookie, u64 from, bool push)
+{
+	struct o2_ping_req *ping;
+	bool routed = false;
+	u64 nid = 0;
+
+	o2_pend_lock();
+	ping = o2_pend_find_locked(cookie, O2_PEND_PING);
+	if (ping && ping->push == push) {
+		nid = ping->nid;
+		routed = ping->routed;
+	}
+	o2_pend_unlock();
+	return nid && o2_lnet_answer_from(nid, from, routed) ? nid : 0;
+}
+
 /*
  * Finish the ping with @cookie: with @status, or with the reply @data
  * when it came from @from, the pinged NID or one that may answer for it
- * (o2_lnet_answer_from()).  Return: false if no ping took it.
+ * (o2_ping_answer_nid()).  Return: false if no ping took it.
  */
 bool o2_ping_finish(u64 cookie, u64 from, int status, const void *data,
 		    u32 len)
 {
 	struct o2_ping_req *ping;
-	bool found = false, routed = false;
+	bool found = false;
 	u64 nid = 0;
 
 	if (data) {
-		/* the peer's NIDs are looked up outside the table's lock */
-		o2_pend_lock();
-		ping = o2_pend_find_locked(cookie, O2_PEND_PING);
-		if (ping) {
-			nid = ping->nid;
-			routed = o2_nid_net(nid) != o2_nid_net(ping->ni->nid);
-		}
-		o2_pend_unlock();
-		if (!nid || !o2_lnet_answer_from(nid, from, routed))
+		nid = o2_ping_answer_nid(cookie, from, false);
+		if (!nid)
 			return false;
 	}
 	o2_pend_lock();
 	ping = o2_pend_find_locked(cookie, O2_PEND_PING);
-	if (ping && !ping->w.finished && !(data && ping->push) &&
-	    !(data && (ping->nid != nid || ping->replied))) {
+	if (ping && !ping->w.finished &&
+	    !(data && (ping->push || ping->nid != nid || ping->replied))) {
 		found = true;
 		if (data) {
 			ping->replied = true;
@@ -116,18 +178,10 @@ static void o2_ping_tx_done(struct o2_tx *tx)
 bool o2_push_acked(u64 cookie, u64 from)
 {
 	struct o2_ping_req *ping;
-	bool found = false, routed = false;
-	u64 nid = 0;
+	bool found = false;
+	u64 nid = o2_ping_answer_nid(cookie, from, true);
 
-	/* the peer's NIDs are looked up outside the table's lock (a leaf) */
-	o2_pend_lock();
-	ping = o2_pend_find_locked(cookie, O2_PEND_PING);
-	if (ping && ping->push) {
-		nid = ping->nid;
-		routed = o2_nid_net(nid) != o2_nid_net(ping->ni->nid);
-	}
-	o2_pend_unlock();
-	if (!nid || !o2_lnet_answer_from(nid, from, routed))
+	if (!nid)
 		return false;
 	o2_pend_lock();
 	ping = o2_pend_find_locked(cookie, O2_PEND_PING);
@@ -155,7 +209,8 @@ static u32 o2_put_trunc(void *buf, u32 size, u32 len, const void *src, u32 n)
  * @buf: where
  * @size: at most this many bytes (the rest is cut)
  *
- * Features: Multi-Rail, NI status and discovery always; RTE_DISABLED when
+ * Features: Multi-Rail and NI status always, discovery unless
+ * lnet_peer_discovery_disabled=1 (as LNet clears it); RTE_DISABLED when
  * this node does not forward, as LNet sets it whenever routing is off: a
  * Lustre node that has a route through us then marks that route down
  * ("being used as a gateway but routing feature is not turned on")
@@ -173,7 +228,8 @@ u32 o2_ping_info_fill(void *buf, u32 size)
 	pi.magic = cpu_to_le32(O2_PING_MAGIC);
 	pi.features = cpu_to_le32(O2_PING_FEAT_BASE | O2_PING_FEAT_NI_STATUS |
 				  O2_PING_FEAT_MULTI_RAIL |
-				  O2_PING_FEAT_DISCOVERY |
+				  (o2_discovery_enabled() ?
+				   O2_PING_FEAT_DISCOVERY : 0) |
 				  (READ_ONCE(o2_forwarding) ? 0 :
 				   O2_PING_FEAT_RTE_DISABLED));
 	pi.pid = cpu_to_le32(O2LND_PID_LUSTRE);
@@ -308,12 +364,13 @@ int o2_ping(u64 nid, u64 src_nid, bool any_rail, u32 timeout_ms,
 		return -ENOMEM;
 	ping->ni = ni;
 	ping->nid = nid;
+	ping->routed = o2_nid_net(nid) != o2_nid_net(ni->nid);
 	tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
 	if (!tx) {
 		kfree(ping);
 		return -ENOBUFS;
 	}
-	rc = o2_pend_wait_add(&ping->w, ping, O2_PEND_PING);
+	rc = o2_ping_wait_add(ping);
 	if (rc) {
 		o2_tx_put(tx);
 		kfree(ping);
@@ -381,6 +438,7 @@ int o2_push(u64 nid, u32 timeout_ms)
 		req->ni = ni;
 		req->nid = nid;
 		req->push = true;
+		req->routed = o2_nid_net(nid) != o2_nid_net(ni->nid);
 	}
 	tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
 	if (!tx) {
@@ -388,7 +446,7 @@ int o2_push(u64 nid, u32 timeout_ms)
 		return -ENOBUFS;
 	}
 	if (req) {
-		rc = o2_pend_wait_add(&req->w, req, O2_PEND_PING);
+		rc = o2_ping_wait_add(req);
 		if (rc) {
 			o2_tx_put(tx);
 			kfree(req);

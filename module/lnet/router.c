@@ -130,6 +130,16 @@ module_param(router_timeout, int, 0444);
 MODULE_PARM_DESC(router_timeout,
 		 "seconds a message may wait for a router buffer (0: timeout; 1..3600)");
 
+static int alive_router_check_interval = 60;
+module_param(alive_router_check_interval, int, 0444);
+MODULE_PARM_DESC(alive_router_check_interval,
+		 "seconds between pings of each route's gateway, as LNet's router checker: a gateway that does not forward, or has no NI up on the route's network, takes the route down (0: no checks; 0..3600)");
+
+static int router_ping_timeout = 50;
+module_param(router_ping_timeout, int, 0444);
+MODULE_PARM_DESC(router_ping_timeout,
+		 "seconds a gateway's check may take before its routes count as down (1..3600)");
+
 /* a down next hop gets one message through this often */
 #define O2_RTR_PROBE_INTERVAL	(2 * HZ)
 
@@ -137,6 +147,16 @@ static struct o2_route_spec o2_routes[O2_MAX_ROUTES];
 static int o2_nroutes;
 static atomic64_t o2_route_sent[O2_MAX_ROUTES];
 static atomic64_t o2_route_dropped[O2_MAX_ROUTES];
+/*
+ * What each route's gateway last told us (enum o2_route_state; xchg, no
+ * lock): UP, DEAD when its ping info said it would not forward there
+ * (o2_route_gw_alive(): from its check, any ping or discovery of it, or
+ * its push), DOWN when its last check got no answer.
+ */
+static u32 o2_route_heard[O2_MAX_ROUTES];
+static void o2_rtr_check_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(o2_rtr_check_work, o2_rtr_check_fn);
+static bool o2_rtr_check_stopped;	/* READ_ONCE/WRITE_ONCE */
 
 /**
  * struct o2_rtr_pool - router buffer pool
@@ -190,7 +210,7 @@ int o2_rtr_peer_credits(void)
  */
 static int o2_route_find(u32 net)
 {
-	bool down[O2_MAX_ROUTES] = {};
+	u8 state[O2_MAX_ROUTES] = {};
 	u32 nets[O2_MAX_NETS];
 	struct o2_peer *gw;
 	struct o2_ni *ni;
@@ -202,15 +222,17 @@ static int o2_route_find(u32 net)
 	for (i = 0; i < o2_nroutes; i++) {
 		if (o2_routes[i].net != net)
 			continue;
+		state[i] = READ_ONCE(o2_route_heard[i]);
 		ni = o2_ni_toward(o2_routes[i].gw);
-		if (!ni)
+		if (!ni || state[i] != O2_ROUTE_UP)
 			continue;
 		spin_lock(&ni->lock);
 		gw = o2_peer_find_locked(ni, o2_routes[i].gw);
-		down[i] = gw && gw->down;
+		if (gw && gw->down)
+			state[i] = O2_ROUTE_DOWN;
 		spin_unlock(&ni->lock);
 	}
-	return o2_route_pick(o2_routes, o2_nroutes, net, nets, n, down);
+	return o2_route_pick(o2_routes, o2_nroutes, net, nets, n, state);
 }
 
 /**
@@ -251,6 +273,115 @@ u64 o2_route_hop(struct o2_ni *ni, u64 nid, bool count)
 	if (count)
 		atomic64_inc(&o2_route_sent[r]);
 	return o2_routes[r].gw;
+}
+
+/* ---- the gateways' checks ---- */
+
+/* Is @nid one of the @n NIDs of @nids? */
+static bool o2_nid_in(u64 nid, const u64 *nids, int n)
+{
+	while (n-- > 0)
+		if (nids[n] == nid)
+			return true;
+	return false;
+}
+
+/* Route @i's gateway told us @state (why: for the log): log a change. */
+static void o2_route_heard_set(int i, u32 state, const char *why)
+{
+	char net[O2_NIDSTR_SIZE], gw[O2_NIDSTR_SIZE];
+
+	if (xchg(&o2_route_heard[i], state) == state)
+		return;
+	pr_info_ratelimited("o2lnd: route to %s through %s %s%s\n",
+			    o2_net_format(o2_routes[i].net, net, sizeof(net)),
+			    o2_nid_format(o2_routes[i].gw, gw, sizeof(gw)),
+			    state == O2_ROUTE_UP ? "up" : "down: ",
+			    state == O2_ROUTE_UP ? "" : why);
+}
+
+/**
+ * o2_route_gw_heard() - a peer's ping info was learned: judge the routes
+ *	through it
+ * @v: the ping info (of a check, a ping or discovery of ours, or a push)
+ *
+ * Every route whose gateway is one of @v's NIDs is UP or DEAD as
+ * o2_route_gw_alive() says; a gateway that stops forwarding, or loses its
+ * NIs on a route's network, takes that route out of use as soon as it
+ * tells us (its push), not at its next check.
+ */
+void o2_route_gw_heard(const struct o2_ping_view *v)
+{
+	int i;
+	u32 k;
+
+	for (i = 0; i < o2_nroutes; i++) {
+		const struct o2_route_spec *r = &o2_routes[i];
+		bool alive, listed = false;
+
+		for (k = 0; k < v->n; k++)
+			listed |= v->ni[k].nid == r->gw;
+		if (!listed)
+			continue;
+		alive = o2_route_gw_alive(r, v);
+		o2_route_heard_set(i, alive ? O2_ROUTE_UP : O2_ROUTE_DEAD,
+				   v->features & O2_PING_FEAT_RTE_DISABLED ?
+				   "the gateway does not forward" :
+				   "the gateway has no NI up on that network");
+	}
+}
+
+/*
+ * LNet's router checker: every alive_router_check_interval seconds each
+ * gateway is pinged, at most router_ping_timeout seconds each.  A reply
+ * is learned (o2_lpeer_learn()), which judges the routes through it
+ * (o2_route_gw_heard()); no reply makes them DOWN, still used when no
+ * route is up (their traffic probes the gateway), until a later check
+ * gets an answer.  One gateway at a time, on system_long_wq; at unload
+ * o2_rtr_stop() ends a ping in flight (o2_pings_stop()).
+ */
+static void o2_rtr_check_fn(struct work_struct *work)
+{
+	struct o2lnd_ioc_ping *out;
+	u64 gws[O2_MAX_ROUTES];
+	int n = 0, i, j, rc;
+
+	for (i = 0; i < o2_nroutes; i++)
+		if (!o2_nid_in(o2_routes[i].gw, gws, n))
+			gws[n++] = o2_routes[i].gw;
+	out = kmalloc(sizeof(*out), GFP_KERNEL);
+	for (j = 0; out && j < n && !READ_ONCE(o2_rtr_check_stopped); j++) {
+		memset(out, 0, sizeof(*out));
+		out->max_ids = 1;
+		rc = o2_ping(gws[j], O2LND_NID_ANY, false,
+			     router_ping_timeout * MSEC_PER_SEC, out);
+		if (!rc)
+			continue;
+		if (rc == -ESHUTDOWN)
+			break;
+		for (i = 0; i < o2_nroutes; i++)
+			if (o2_routes[i].gw == gws[j])
+				o2_route_heard_set(i, O2_ROUTE_DOWN,
+						   "the gateway did not answer its check");
+	}
+	kfree(out);
+	if (!READ_ONCE(o2_rtr_check_stopped))
+		queue_delayed_work(system_long_wq, &o2_rtr_check_work,
+				   alive_router_check_interval * HZ);
+}
+
+/**
+ * o2_rtr_stop() - at unload, before the NIs stop: no more gateway checks
+ *
+ * Ends a check's ping in flight at once (o2_pings_stop(), which ends
+ * every internal ping and push), so that unloading never waits for a
+ * router_ping_timeout.
+ */
+void o2_rtr_stop(void)
+{
+	WRITE_ONCE(o2_rtr_check_stopped, true);
+	o2_pings_stop();
+	cancel_delayed_work_sync(&o2_rtr_check_work);
 }
 
 /* ---- router buffers ---- */
@@ -856,7 +987,10 @@ int o2_rtr_init(void)
 			 4096) ||
 	    o2_rtr_param("peer_buffer_credits", peer_buffer_credits, 0,
 			 16384) ||
-	    o2_rtr_param("router_timeout", router_timeout, 0, 3600))
+	    o2_rtr_param("router_timeout", router_timeout, 0, 3600) ||
+	    o2_rtr_param("alive_router_check_interval",
+			 alive_router_check_interval, 0, 3600) ||
+	    o2_rtr_param("router_ping_timeout", router_ping_timeout, 1, 3600))
 		return -EINVAL;
 	n = o2_routes_parse(routes ? routes : "", o2_routes, O2_MAX_ROUTES,
 			    err, sizeof(err));
@@ -883,6 +1017,10 @@ int o2_rtr_init(void)
 		INIT_LIST_HEAD(&o2_rtr_pools[i].q);
 	}
 	WRITE_ONCE(o2_rtr_live, true);
+	/* the first check one interval after load: gateways load too */
+	if (n && alive_router_check_interval)
+		queue_delayed_work(system_long_wq, &o2_rtr_check_work,
+				   alive_router_check_interval * HZ);
 	return 0;
 }
 
@@ -909,7 +1047,8 @@ int o2_route_show(u32 index, struct o2lnd_ioc_route *out)
 	out->hops = r->hops;
 	out->gateway = r->gw;
 	out->priority = r->priority;
-	out->gw_health = O2LND_HEALTH_UP;
+	out->gw_health = READ_ONCE(o2_route_heard[index]) == O2_ROUTE_UP ?
+			 O2LND_HEALTH_UP : O2LND_HEALTH_DOWN;
 	ni = o2_ni_toward(r->gw);
 	if (ni) {
 		spin_lock(&ni->lock);

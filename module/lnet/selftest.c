@@ -286,26 +286,22 @@ int o2_brw_reply_put(struct o2_conn *conn, const struct o2_putreq_msg *m)
 bool o2_brw_lnet_ack(u64 cookie, u64 from, u64 match_bits, u32 mlength)
 {
 	struct o2_brw_req *r;
-	bool found = false;
-	int status = o2_remote_status((s64)match_bits);
-	bool routed = false;
-	u64 nid = 0;
-
-	o2_pend_lock();
-	r = o2_pend_find_locked(cookie, O2_PEND_BRW);
-	found = r && r->op == O2LND_BRW_WRITE;
-	if (found) {
-		nid = r->nid;
-		routed = r->routed;
-	}
-	o2_pend_unlock();
+	bool found;
 	/*
 	 * from any NID of the peer: its ACK may have been resent on another
 	 * rail, or a router delivered the write to another of its NIDs
 	 */
-	if (!found || !o2_lnet_answer_from(nid, from, routed))
+	u64 nid = o2_brw_answer_nid(cookie, from);
+
+	if (!nid)
 		return false;
-	o2_brw_update(cookie, status, false, true);
+	o2_pend_lock();
+	r = o2_pend_find_locked(cookie, O2_PEND_BRW);
+	found = r && r->nid == nid && r->op == O2LND_BRW_WRITE;
+	o2_pend_unlock();
+	if (!found)
+		return false;
+	o2_brw_update(cookie, o2_remote_status((s64)match_bits), false, true);
 	return true;
 }
 
@@ -360,7 +356,7 @@ bool o2_brw_rx_immediate(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
 	u32 type = le32_to_cpu(hdr->type);
 	u32 plen = le32_to_cpu(hdr->payload_length);
 	u64 from = le64_to_cpu(hdr->src_nid);
-	struct o2_ni *ni = o2_ni_answer(conn->ni, from);
+	struct o2_ni *ni = conn->ni;
 
 	if (type == O2_LNET_MSG_PUT &&
 	    le32_to_cpu(hdr->msg.put.ptl_index) == O2_BRW_PORTAL) {
@@ -392,6 +388,7 @@ bool o2_brw_rx_immediate(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
 			o2_brw_reply_by_put(ni, hdr, from, want, mb);
 			return true;
 		}
+		ni = o2_ni_answer(ni, from);
 		tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
 		if (!tx)
 			return true;
@@ -566,6 +563,8 @@ int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
 		return -ENOMEM;
+	/* a PUT or GET to a peer not yet known: discover it (beside) */
+	o2_discover_on_send(nid);
 	start = ktime_get();
 	for (;;) {
 		long left = (long)(deadline - jiffies);

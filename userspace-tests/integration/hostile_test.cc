@@ -382,6 +382,12 @@ const std::vector<ParamCase>& param_cases() {
        "peer_buffer_credits=-1 out of range"},
       {"RouterTimeoutAbove3600Refused", kBothEnds, "router_timeout=3601",
        "router_timeout=3601 out of range"},
+      {"AliveRouterCheckIntervalNegativeRefused", kBothEnds, "alive_router_check_interval=-1",
+       "alive_router_check_interval=-1 out of range 0..3600"},
+      {"RouterPingTimeoutZeroRefused", kBothEnds, "router_ping_timeout=0",
+       "router_ping_timeout=0 out of range 1..3600"},
+      {"PeerDiscoveryDisabledTwoRefused", kBothEnds, "lnet_peer_discovery_disabled=2",
+       "lnet_peer_discovery_disabled=2 out of range 0..1"},
       // The edges themselves load (no off-by-one) and are the values in
       // force; a ping works with each.
       good("Service1Loads", "service=1", "service=1"),

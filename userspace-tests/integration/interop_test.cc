@@ -722,6 +722,16 @@ O2_SUITE_CLASS(
       ASSERT_TRUE(r.ok()) << r.out << bed().test_log();
     }
 
+    // rails_up(), then Lustre's `lnetctl discover` of the o2lnd node and
+    // o2lnd's `discover` of the Lustre node; their outputs (*lu, *o2).
+    void rails_up_and_discovered(RunResult* lu, RunResult* o2) {
+      ASSERT_NO_FATAL_FAILURE(rails_up());
+      *lu = lnetctl(guest("g1"), std::string("discover ") + kO2A, 120);
+      ASSERT_TRUE(lu->ok()) << lu->out;
+      *o2 = o2ctl(guest("g2"), std::string("discover ") + kLuA + "0 --timeout 20", 60);
+      ASSERT_TRUE(o2->ok()) << o2->out;
+    }
+
     // o2lnd's messages received (`net` "recv") or sent per o2ib0 NI, by NID.
     std::map<std::string, int64_t>
         o2_counts(const std::string& what) {
@@ -757,11 +767,9 @@ O2_SUITE_CLASS(
 // `lnetctl discover` and `peer show` of the o2lnd node, and o2lnd's
 // `discover` of the Lustre node (whose push Lustre ACKs).
 TEST_F(InteropRails, EachSideSeesTheOtherAsMultiRailWithBothNids) {
-  ASSERT_NO_FATAL_FAILURE(rails_up());
+  RunResult d, od;
+  ASSERT_NO_FATAL_FAILURE(rails_up_and_discovered(&d, &od));
   Guest& lu = guest("g1");
-  Guest& o2 = guest("g2");
-  RunResult d = lnetctl(lu, std::string("discover ") + kO2A, 120);
-  ASSERT_TRUE(d.ok()) << d.out;
   EXPECT_NE(d.out.find(std::string("primary nid: ") + kO2A), std::string::npos) << d.out;
   EXPECT_TRUE(says_multi_rail(d.out)) << d.out;
   for (const char* nid : {kO2A, kO2B}) {
@@ -774,8 +782,6 @@ TEST_F(InteropRails, EachSideSeesTheOtherAsMultiRailWithBothNids) {
   for (const char* nid : {kO2A, kO2B}) {
     EXPECT_NE(ps.out.find(std::string("nid: ") + nid), std::string::npos) << ps.out;
   }
-  RunResult od = o2ctl(o2, std::string("discover ") + kLuA + "0 --timeout 20", 60);
-  ASSERT_TRUE(od.ok()) << od.out;
   auto peers = parse_yaml_list(od.out, "discover");
   ASSERT_EQ(peers.size(), 1U) << od.out;
   EXPECT_EQ(field(peers[0], "Multi-Rail"), "true") << od.out;
@@ -791,13 +797,10 @@ TEST_F(InteropRails, EachSideSeesTheOtherAsMultiRailWithBothNids) {
 // and o2lnd's `selftest ping` of the Lustre node's first NID reaches both
 // of Lustre's NIs (o2lnd's selection in turns); nothing fails.
 TEST_F(InteropRails, TrafficBothWaysUsesBothRails) {
-  ASSERT_NO_FATAL_FAILURE(rails_up());
+  RunResult d, od;
+  ASSERT_NO_FATAL_FAILURE(rails_up_and_discovered(&d, &od));
   Guest& lu = guest("g1");
   Guest& o2 = guest("g2");
-  RunResult d = lnetctl(lu, std::string("discover ") + kO2A, 120);
-  ASSERT_TRUE(d.ok()) << d.out;
-  RunResult od = o2ctl(o2, std::string("discover ") + kLuA + "0 --timeout 20", 60);
-  ASSERT_TRUE(od.ok()) << od.out;
 
   // Lustre -> o2lnd
   auto before = o2_counts("recv");

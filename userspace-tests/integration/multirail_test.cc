@@ -7,14 +7,17 @@
 //   - `o2ctl discover` learns all the peer's NIDs (primary first, Multi-
 //     Rail, discovery) and pushes ours, which the peer ACKs and learns;
 //     discovering by the second NID finds the same peer;
-//   - a rail whose RDMA device goes away (`rdma link delete`) is pushed to
-//     the peers as down, and as up once the device is back;
+//   - a rail whose RDMA device goes away (`rdma link delete`), or whose
+//     link is lost (`ip link set down`), is pushed to the peers as down,
+//     and as up once the device or the link is back;
 //   - LNet Health: RPCs that fail on one rail lower the health of its local
 //     NI or of the peer's NID; once the rail works again the recovery
 //     pings bring both back to full health, and traffic takes both rails;
 //   - a rail's link lost under checked bulk loses no RPC: what was in
 //     flight there is sent again over the other rail, and the rail comes
 //     back once healed;
+//   - the first selftest RPC to a peer discovers it (LNet's discovery on
+//     first send), unless lnet_peer_discovery_disabled=1;
 //   - selftest bulk RPCs to a discovered Multi-Rail peer go over both rails
 //     in turns (each NI's sends, each peer NID's `selected`), checked end
 //     to end; and the same RPCs pinned to one rail (--from) beside them,
@@ -49,7 +52,10 @@ O2_SUITE_CLASS(
         for (const char* n : {"g1", "g2"}) {
           Guest& g = guest(n);
           if (g.alive()) {
-            run(g, "tc qdisc del dev eth1 root 2>/dev/null; " + restore_rail1_cmd(), 30);
+            run(g,
+                "ip link set eth1 up; tc qdisc del dev eth1 root 2>/dev/null; " +
+                    restore_rail1_cmd(),
+                30);
           }
         }
       }
@@ -178,6 +184,30 @@ TEST_F(MultiRail, ARailThatGoesDownAndComesBackIsPushedToThePeer) {
   RunResult ping =
       o2ctl(guest("g1"), std::string("ping ") + kG2b + " --source " + kG1b + " --timeout 20", 60);
   EXPECT_TRUE(ping.ok()) << ping.out;
+
+  // its link lost (the port goes down, the device stays): the NI goes
+  // down at once and is pushed so, then up again with the link
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(run(guest("g2"), "ip link set eth1 down").ok());
+  Record ldown = wait_lpeer(guest("g1"), kG2a, "peer ni.1.state", "down", 15);
+  EXPECT_EQ(field(ldown, "peer ni.1.state"), "down")
+      << "g2's push did not tell g1 that its second rail's link was lost";
+  figure("link_down_to_peer_knows_s", std::to_string(since(t0)));
+  auto g2nis = parse_net_nis(o2ctl(guest("g2"), "net show").out);
+  for (const auto& ni : g2nis) {
+    if (field(ni, "nid") == kG2b) {
+      EXPECT_EQ(field(ni, "status"), "down") << dump(g2nis);
+    }
+  }
+  t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(run(guest("g2"), "ip link set eth1 up").ok());
+  Record lup = wait_lpeer(guest("g1"), kG2a, "peer ni.1.state", "up", 15);
+  EXPECT_EQ(field(lup, "peer ni.1.state"), "up")
+      << "g2's push did not tell g1 that its second rail's link is back";
+  figure("link_up_to_peer_knows_s", std::to_string(since(t0)));
+  RunResult again =
+      o2ctl(guest("g1"), std::string("ping ") + kG2b + " --source " + kG1b + " --timeout 20", 60);
+  EXPECT_TRUE(again.ok()) << again.out;
 }
 
 TEST_F(MultiRail, AFailedRailIsProbedBackToFullHealthAndCarriesTrafficAgain) {
@@ -311,6 +341,53 @@ TEST_F(MultiRail, ARailLostUnderCheckedBulkLosesNoRpcAndComesBack) {
   EXPECT_EQ(after.at("errors.total"), 0) << after.text();
   EXPECT_GE(need(wait_lpeer(guest("g1"), kG2a, "nids", "2", 1), "peer ni.1.selected") - sel, 5)
       << "the healed rail took too few of 20 RPCs";
+}
+
+// Discovery on first send, as LNet's (lnet_peer_discovery_disabled=0, the
+// default): the first selftest RPC to a peer discovers it beside the RPC
+// (a ping, then a push of our ping info), with no `o2ctl discover`: the
+// sender then lists both of the peer's NIDs, Multi-Rail and pushed, the
+// peer lists ours as pushed to it, and further RPCs take both rails.
+// With lnet_peer_discovery_disabled=1 an RPC discovers nothing, and the
+// node's ping info says it does no discovery, as LNet's does.
+TEST_F(MultiRail, TheFirstRpcToAPeerDiscoversIt) {
+  ASSERT_NO_FATAL_FAILURE(load_both());
+  Guest& g1 = guest("g1");
+  Guest& g2 = guest("g2");
+  const std::string brw = std::string("selftest brw write ") + kG2a + " --size 64K --check -y";
+  Selftest first = parse_selftest(o2ctl(g1, brw + " --count 1", 60));
+  EXPECT_EQ(first.at("errors.total"), 0) << first.text();
+  Record p = wait_lpeer(g1, kG2a, "pushed", "true", 15);
+  EXPECT_EQ(field(p, "pushed"), "true") << dump_record(p);
+  EXPECT_EQ(field(p, "Multi-Rail"), "true") << dump_record(p);
+  EXPECT_EQ(field(p, "peer ni.0.nid"), kG2a) << dump_record(p);
+  EXPECT_EQ(field(p, "peer ni.1.nid"), kG2b) << dump_record(p);
+  Record q = wait_lpeer(g2, kG1a, "pushed to us", "true", 10);
+  EXPECT_EQ(field(q, "pushed to us"), "true") << dump_record(q);
+  EXPECT_EQ(field(q, "peer ni.1.nid"), kG1b) << dump_record(q);
+  auto before = sends(g1);
+  Selftest more = parse_selftest(o2ctl(g1, brw + " --count 20", 120));
+  EXPECT_EQ(more.at("errors.total"), 0) << more.text();
+  auto after = sends(g1);
+  for (const char* nid : {kG1a, kG1b}) {
+    EXPECT_GE(after[nid] - before[nid], 5) << nid << " carried too few of 20 RPCs' messages";
+  }
+
+  // discovery disabled on both: nothing is learned from RPCs
+  for (Guest* g : {&g1, &g2}) ASSERT_TRUE(rmmod(*g).ok()) << g->name();
+  ASSERT_NO_FATAL_FAILURE(load_both("lnet_peer_discovery_disabled=1"));
+  Selftest off = parse_selftest(o2ctl(g1, brw + " --count 3", 60));
+  EXPECT_EQ(off.at("errors.total"), 0) << off.text();
+  usleep(2 * 1000 * 1000);
+  RunResult none = o2ctl(g1, "peer list");
+  EXPECT_EQ(parse_yaml_list(none.out, "peer").size(), 0U)
+      << "an RPC discovered a peer with discovery disabled:\n"
+      << none.out;
+  RunResult d = o2ctl(g1, std::string("discover ") + kG2a + " --timeout 20", 60);
+  ASSERT_TRUE(d.ok()) << d.out;
+  auto v = parse_yaml_list(d.out, "discover");
+  ASSERT_EQ(v.size(), 1U) << d.out;
+  EXPECT_EQ(field(v[0], "discovery"), "false") << d.out;
 }
 
 TEST_F(MultiRail, BulkToAMultiRailPeerUsesBothRailsInTurns) {

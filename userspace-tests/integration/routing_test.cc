@@ -157,8 +157,12 @@ O2_SUITE_CLASS(
         for (const char* n : {"compute", "router", "server"}) {
           Guest& g = guest(n);
           if (!g.alive()) continue;
-          // background loops end at the next iteration; no netem drop left
-          run(g, "touch /tmp/rt-stop; tc qdisc del dev eth0 root 2>/dev/null; true", 30);
+          // background loops end at the next iteration; no netem drop and
+          // no link down left
+          run(g,
+              "touch /tmp/rt-stop; tc qdisc del dev eth0 root 2>/dev/null; "
+              "ip link set eth1 up 2>/dev/null; true",
+              30);
         }
         for (const char* n : {"compute", "router", "server"}) {
           Guest& g = guest(n);
@@ -177,20 +181,24 @@ O2_SUITE_CLASS(
 
     // Loads o2lnd on the three guests (router buffers and credits as
     // above); false (with a failure) if one insmod fails.
-    bool load_three();
+    // compute_extra: more module parameters for the compute node.
+    bool load_three(const std::string& compute_extra = "");
+    // Polls `g`'s only route until its state is `want` (timeout_s); the
+    // seconds it took, or -1.
+    double wait_route_state(Guest& g, const std::string& want, double timeout_s);
     RoutingView routing(Guest & g); std::vector<Record> routes(Guest & g);
     Selftest selftest(Guest & g, const std::string& args, double timeout_s = 300);
     // Polls the router until its pools and queues are idle (timeout_s);
     // the last view either way.
     RoutingView wait_router_idle(Guest & router, double timeout_s););
 
-bool RoutingThreeGuests::load_three() {
+bool RoutingThreeGuests::load_three(const std::string& compute_extra) {
   const std::string common = "timeout=" + std::to_string(module_timeout()) +
                              " peer_credits=" + std::to_string(kPeerCredits) +
                              " credits=" + std::to_string(kCredits);
   auto routes_param = [](const char* r) { return sh_quote(std::string("routes=\"") + r + "\""); };
-  RunResult c =
-      insmod_with(guest("compute"), kComputeNet, common + " " + routes_param(kComputeRoutes));
+  RunResult c = insmod_with(guest("compute"), kComputeNet,
+                            common + " " + routes_param(kComputeRoutes) + " " + compute_extra);
   EXPECT_TRUE(c.ok()) << "compute: insmod: " << c.out << "\n" << bed().test_log();
   RunResult r = insmod_with(
       guest("router"), kRouterNets,
@@ -207,6 +215,21 @@ bool RoutingThreeGuests::load_three() {
   RunResult p = run(guest("router"), "cat /sys/module/o2lnd/parameters/forwarding", 10);
   EXPECT_TRUE(p.ok()) << "the module has no forwarding= parameter (no routing): " << ko_path();
   return p.ok();
+}
+
+double RoutingThreeGuests::wait_route_state(Guest& g, const std::string& want, double timeout_s) {
+  auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    auto rs = routes(g);
+    if (rs.size() == 1 && field(rs[0], "state") == want) return since(t0);
+    if (since(t0) > timeout_s) {
+      ADD_FAILURE() << g.name() << ": the route is not " << want << " after " << timeout_s
+                    << " s:\n"
+                    << dump(rs);
+      return -1;
+    }
+    usleep(200 * 1000);
+  }
 }
 
 RoutingView RoutingThreeGuests::routing(Guest& g) {
@@ -436,8 +459,73 @@ TEST_F(RoutingThreeGuests, ARouterDrainedAtRunTimeForwardsNothingNewAndComesBack
   ASSERT_EQ(peers.size(), 1U) << d.out;
   EXPECT_EQ(field(peers[0], "routing"), "false") << d.out;
 
+  // the discovery told the compute node: its route is down, a ping fails
+  // at once (no route) rather than going into the router's drops
+  EXPECT_GE(wait_route_state(compute, "down", 5), 0);
+  RunResult nr = o2ctl(compute, std::string("ping ") + kServer + " --timeout 10", 30);
+  EXPECT_NE(nr.out.find("No route to host"), std::string::npos) << nr.out;
+  EXPECT_LT(nr.seconds, 5.0) << nr.out;
+
+  // enabled again: the router pushes its ping info to the compute node
+  // (known from the discovery's push), whose route comes back at once
   ASSERT_TRUE(run(router, "echo enabled > " + param).ok());
   EXPECT_EQ(field(routing(router).top, "forwarding"), "enabled");
+  double up_s = wait_route_state(compute, "up", 10);
+  EXPECT_GE(up_s, 0);
+  figure("route_up_after_enable_s", fmt(up_s));
+  expect_ping_ok(compute, kServer, "--timeout 20");
+}
+
+// LNet's router checker on an end node: with alive_router_check_interval=1
+// the compute node pings its gateway every second and judges the reply
+// as LNet does.  The router's far side failing (its o2ib1 link down: no
+// NI up on the route's network, LNet's avoid_asym_router_failure) and the
+// router draining (RTE_DISABLED, of which no push tells the compute node:
+// the router never learned it) each take the route down within a few
+// checks, and a ping across then fails at once with "No route to host"
+// rather than timing out in the router's drops; healed, the route comes
+// back by itself and carries traffic.  Figures: seconds from each change
+// to the route's new state on the compute node.
+TEST_F(RoutingThreeGuests, AnEndNodesGatewayChecksTakeARouteThatCannotForwardOutOfUse) {
+  Guest& compute = guest("compute");
+  Guest& router = guest("router");
+  ASSERT_TRUE(load_three("alive_router_check_interval=1 router_ping_timeout=3"));
+  expect_ping_ok(compute, kServer, "--timeout 20");
+  EXPECT_GE(wait_route_state(compute, "up", 5), 0);
+  auto no_route_at_once = [&](const std::string& when) {
+    RunResult r = o2ctl(compute, std::string("ping ") + kServer + " --timeout 10", 30);
+    EXPECT_NE(r.status, 0) << when << ": a ping crossed:\n" << r.out;
+    EXPECT_NE(r.out.find("No route to host"), std::string::npos) << when << ":\n" << r.out;
+    EXPECT_LT(r.seconds, 5.0) << when << ": no route must fail at once:\n" << r.out;
+  };
+
+  // the router's far side goes down
+  ASSERT_TRUE(run(router, "ip link set eth1 down", 30).ok());
+  double down_s = wait_route_state(compute, "down", 15);
+  EXPECT_GE(down_s, 0);
+  figure("route_down_after_far_link_down_s", fmt(down_s));
+  no_route_at_once("far side down");
+  RunResult why = run(compute, "dmesg | grep 'route to o2ib1 through' | tail -n 1", 10);
+  EXPECT_NE(why.out.find("has no NI up on that network"), std::string::npos) << why.out;
+  ASSERT_TRUE(run(router, "ip link set eth1 up", 30).ok());
+  double up_s = wait_route_state(compute, "up", 30);
+  EXPECT_GE(up_s, 0);
+  figure("route_up_after_far_link_up_s", fmt(up_s));
+  expect_ping_ok(compute, kServer, "--timeout 20");
+
+  // the router drains: only the checks can tell the compute node
+  const std::string param = "/sys/module/o2lnd/parameters/forwarding";
+  ASSERT_TRUE(run(router, "echo disabled > " + param).ok());
+  down_s = wait_route_state(compute, "down", 15);
+  EXPECT_GE(down_s, 0);
+  figure("route_down_after_drain_s", fmt(down_s));
+  no_route_at_once("router drained");
+  why = run(compute, "dmesg | grep 'route to o2ib1 through' | tail -n 1", 10);
+  EXPECT_NE(why.out.find("does not forward"), std::string::npos) << why.out;
+  ASSERT_TRUE(run(router, "echo enabled > " + param).ok());
+  up_s = wait_route_state(compute, "up", 15);
+  EXPECT_GE(up_s, 0);
+  figure("route_up_after_enable_s", fmt(up_s));
   expect_ping_ok(compute, kServer, "--timeout 20");
 }
 
