@@ -445,10 +445,12 @@ void o2_nis_link_check(void)
 		ni->link_down = down;
 		WRITE_ONCE(ni->up, !down);
 		atomic_set(&ni->health, down ? 0 : O2_HEALTH_MAX);
-		pr_info("o2lnd: %s: NI %s %s (%s, %s)\n", ni->net,
-			o2_nid_format(ni->nid, nid, sizeof(nid)),
-			down ? "down: its link is lost" : "up again: its link is back",
-			ni->ifname, ni->devname);
+		/* a flapping link must not flood the log */
+		pr_info_ratelimited("o2lnd: %s: NI %s %s (%s, %s)\n", ni->net,
+				    o2_nid_format(ni->nid, nid, sizeof(nid)),
+				    down ? "down: its link is lost" :
+				    "up again: its link is back",
+				    ni->ifname, ni->devname);
 		o2_push_all();	/* our ping info changed */
 	}
 	mutex_unlock(&o2_nis_mutex);
