@@ -10,6 +10,7 @@
  */
 #include <kunit/test.h>
 #include <linux/errno.h>
+#include <linux/jiffies.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/swab.h>
@@ -160,7 +161,84 @@ static void an_rpc_is_resent_only_when_its_path_failed(struct kunit *test)
 				       "errno %d", kept[i]);
 }
 
+/* LNet's lnet_lnd_timeout and o2iblnd's kiblnd_timeout() */
+static void timeout_zero_takes_lnets_share_of_the_transaction(struct kunit *test)
+{
+	/* LNet's defaults: (150 - 1) / (2 + 1) */
+	KUNIT_EXPECT_EQ(test, o2_lnd_timeout_of(0, 150, 2), 49);
+	KUNIT_EXPECT_EQ(test, o2_lnd_timeout_of(0, 31, 4), 6);
+	/* health off: one attempt has it all but the last second */
+	KUNIT_EXPECT_EQ(test, o2_lnd_timeout_of(0, 150, 0), 149);
+	/* never below a second */
+	KUNIT_EXPECT_EQ(test, o2_lnd_timeout_of(0, 4, 3), 1);
+	KUNIT_EXPECT_EQ(test, o2_lnd_timeout_of(0, 2, 16), 1);
+	/* a timeout that is set wins, as o2iblnd's */
+	KUNIT_EXPECT_EQ(test, o2_lnd_timeout_of(50, 150, 2), 50);
+	KUNIT_EXPECT_EQ(test, o2_lnd_timeout_of(3, 3600, 16), 3);
+}
+
+/* LNet's get_msg_deadline() for an LND with a timeout */
+static void a_message_may_take_every_attempt_and_a_second(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, o2_msg_timeout_of(50, 2), 151);
+	/* derived from 150: 49 * 3 + 1, within the transaction timeout */
+	KUNIT_EXPECT_EQ(test, o2_msg_timeout_of(o2_lnd_timeout_of(0, 150, 2), 2),
+			148);
+	KUNIT_EXPECT_EQ(test, o2_msg_timeout_of(o2_lnd_timeout_of(0, 31, 4), 4),
+			31);
+	KUNIT_EXPECT_EQ(test, o2_msg_timeout_of(10, 0), 11);
+}
+
+static void an_attempt_never_outlives_its_message(struct kunit *test)
+{
+	unsigned long now = jiffies;
+
+	/* the first attempt: the LND's timeout */
+	KUNIT_EXPECT_EQ(test, o2_attempt_deadline(now, 3, now + 31 * HZ),
+			now + 3 * HZ);
+	/* a resend late in the message is cut off at its deadline */
+	KUNIT_EXPECT_EQ(test, o2_attempt_deadline(now, 3, now + HZ), now + HZ);
+	KUNIT_EXPECT_EQ(test, o2_attempt_deadline(now, 3, now), now);
+	/* across the jiffies wrap */
+	now = ULONG_MAX - HZ;
+	KUNIT_EXPECT_EQ(test, o2_attempt_deadline(now, 3, now + 10 * HZ),
+			now + 3 * HZ);
+	KUNIT_EXPECT_EQ(test, o2_attempt_deadline(now, 3, now + 2 * HZ),
+			now + 2 * HZ);
+}
+
 /* ---------------------------------------------------------- Multi-Rail */
+
+/* retry_count's promise: another path where there is one */
+static void a_resend_takes_another_path_where_there_is_one(struct kunit *test)
+{
+	struct o2_mr_cand c[3] = {
+		{ true, O2_HEALTH_MAX, 8 }, { true, O2_HEALTH_MAX, 8 },
+		{ true, 500, 8 },
+	};
+	u32 cur = 0;
+	int i;
+
+	/* the failed path has not lost health yet: it still is not taken */
+	for (i = 0; i < 10; i++)
+		KUNIT_EXPECT_EQ(test, o2_mr_pick_resend(c, 3, &cur, 0), 1);
+	KUNIT_EXPECT_TRUE(test, c[0].usable);	/* restored */
+	/* a less healthy path beats the failed one */
+	c[1].usable = false;
+	KUNIT_EXPECT_EQ(test, o2_mr_pick_resend(c, 3, &cur, 0), 2);
+	/* the only usable path is taken again */
+	c[2].usable = false;
+	KUNIT_EXPECT_EQ(test, o2_mr_pick_resend(c, 3, &cur, 0), 0);
+	KUNIT_EXPECT_TRUE(test, c[0].usable);
+	/* none usable; no failed path given: a plain pick */
+	c[0].usable = false;
+	KUNIT_EXPECT_EQ(test, o2_mr_pick_resend(c, 3, &cur, 0), -1);
+	c[0].usable = true;
+	c[1].usable = true;
+	cur = 0;
+	KUNIT_EXPECT_EQ(test, o2_mr_pick_resend(c, 3, &cur, -1), 0);
+	KUNIT_EXPECT_EQ(test, o2_mr_pick_resend(c, 3, &cur, 7), 1);
+}
 
 static void equal_candidates_take_turns(struct kunit *test)
 {
@@ -402,7 +480,11 @@ static struct kunit_case o2_health_cases[] = {
 	KUNIT_CASE(local_classes_blame_the_ni_remote_ones_the_peer),
 	KUNIT_CASE(only_what_cannot_have_arrived_is_resent),
 	KUNIT_CASE(an_rpc_is_resent_only_when_its_path_failed),
+	KUNIT_CASE(timeout_zero_takes_lnets_share_of_the_transaction),
+	KUNIT_CASE(a_message_may_take_every_attempt_and_a_second),
+	KUNIT_CASE(an_attempt_never_outlives_its_message),
 	KUNIT_CASE(equal_candidates_take_turns),
+	KUNIT_CASE(a_resend_takes_another_path_where_there_is_one),
 	KUNIT_CASE(the_healthiest_wins_then_the_most_credits),
 	KUNIT_CASE(an_unusable_candidate_is_never_picked),
 	KUNIT_CASE(an_answer_comes_from_the_target_its_node_or_past_a_router),

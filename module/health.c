@@ -4,6 +4,7 @@
  * No locks, no allocation: the callers hold what they read.
  */
 #include <linux/errno.h>
+#include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include "health.h"
 
@@ -169,6 +170,58 @@ bool o2_rpc_may_resend(int status, int resends, int retry_count)
 }
 
 /**
+ * o2_lnd_timeout_of() - the LND's timeout, as o2iblnd's kiblnd_timeout()
+ * @timeout: the timeout parameter (seconds); 0 derives it from LNet's
+ * @transaction_timeout: lnet_transaction_timeout (seconds)
+ * @retry_count: retry_count
+ *
+ * The timeout parameter when it is set, else LNet's lnet_lnd_timeout:
+ * (@transaction_timeout - 1) / (@retry_count + 1), at least 1 (49 s at
+ * LNet's defaults of 150 s and 2).
+ *
+ * Return: seconds.
+ */
+int o2_lnd_timeout_of(int timeout, int transaction_timeout, int retry_count)
+{
+	if (timeout)
+		return timeout;
+	return max((transaction_timeout - 1) / (max(retry_count, 0) + 1), 1);
+}
+
+/**
+ * o2_msg_timeout_of() - how long a message may take, its resends included
+ * @lnd_timeout: the LND's timeout (o2_lnd_timeout_of()), seconds
+ * @retry_count: retry_count
+ *
+ * As LNet's get_msg_deadline() for an LND that has a timeout: every
+ * attempt may take the LND's timeout, and one second more.  So 151 s at
+ * o2iblnd's default timeout of 50 s, and lnet_transaction_timeout or a
+ * little less when the timeout is derived from it.
+ *
+ * Return: seconds.
+ */
+int o2_msg_timeout_of(int lnd_timeout, int retry_count)
+{
+	return lnd_timeout * (max(retry_count, 0) + 1) + 1;
+}
+
+/**
+ * o2_attempt_deadline() - the deadline of one attempt of a message
+ * @now: jiffies, when the attempt starts (a send or a resend)
+ * @lnd_timeout: the LND's timeout, seconds
+ * @msg_deadline: jiffies: the message's own deadline
+ *
+ * Return: @now plus @lnd_timeout, but never past @msg_deadline.
+ */
+unsigned long o2_attempt_deadline(unsigned long now, int lnd_timeout,
+				  unsigned long msg_deadline)
+{
+	unsigned long d = now + (unsigned long)max(lnd_timeout, 1) * HZ;
+
+	return time_before(msg_deadline, d) ? msg_deadline : d;
+}
+
+/**
  * o2_hstatus_name() - LNet's name of a class, for the logs and views
  * @hs: the class
  *
@@ -247,4 +300,32 @@ int o2_mr_pick(const struct o2_mr_cand *c, int n, u32 *cursor)
 	if (best >= 0)
 		*cursor = (u32)best + 1;
 	return best;
+}
+
+/**
+ * o2_mr_pick_resend() - the path of a resend: another where there is one
+ * @c: the candidates (modified and restored)
+ * @n: how many
+ * @cursor: as o2_mr_pick()
+ * @failed: the index of the path the failed attempt took, or -1
+ *
+ * As retry_count promises, a message resent goes on another path when
+ * one is usable: the failed path's health may not be lowered yet (that
+ * happens when its tx is released, which can come after the resend), so
+ * health alone could pick it again.  With no other path it is taken.
+ *
+ * Return: the index picked, or -1 when none is usable.
+ */
+int o2_mr_pick_resend(struct o2_mr_cand *c, int n, u32 *cursor, int failed)
+{
+	bool was;
+	int k;
+
+	if (failed < 0 || failed >= n || !c[failed].usable)
+		return o2_mr_pick(c, n, cursor);
+	was = c[failed].usable;
+	c[failed].usable = false;
+	k = o2_mr_pick(c, n, cursor);
+	c[failed].usable = was;
+	return k >= 0 ? k : o2_mr_pick(c, n, cursor);
 }

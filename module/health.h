@@ -69,8 +69,13 @@ enum o2_hstatus o2_hstatus_of(int status, enum o2_tx_phase phase);
 unsigned int o2_hstatus_blame(enum o2_hstatus hs);
 bool o2_hstatus_resend(enum o2_hstatus hs);
 bool o2_rpc_may_resend(int status, int resends, int retry_count);
+int o2_lnd_timeout_of(int timeout, int transaction_timeout, int retry_count);
+int o2_msg_timeout_of(int lnd_timeout, int retry_count);
+unsigned long o2_attempt_deadline(unsigned long now, int lnd_timeout,
+				  unsigned long msg_deadline);
 const char *o2_hstatus_name(enum o2_hstatus hs);
 int o2_mr_pick(const struct o2_mr_cand *c, int n, u32 *cursor);
+int o2_mr_pick_resend(struct o2_mr_cand *c, int n, u32 *cursor, int failed);
 bool o2_mr_may_answer(u64 target, u64 from, bool routed, bool same_peer);
 
 #endif /* _O2LND_HEALTH_H */

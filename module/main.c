@@ -30,7 +30,6 @@ static int __init o2_init(void)
 		.concurrent_sends = o2_concurrent_sends,
 		.credits = o2_credits,
 		.ntx = o2_ntx,
-		.timeout = o2_timeout,
 		.keepalive = o2_keepalive,
 	};
 	char why[128];
@@ -45,11 +44,28 @@ static int __init o2_init(void)
 			   O2LND_HEALTH_MAX) ||
 	    o2_check_param("retry_count", o2_retry_count, 0, O2_RETRY_MAX) ||
 	    o2_check_param("lnet_peer_discovery_disabled",
-			   o2_discovery_disabled, 0, 1))
+			   o2_discovery_disabled, 0, 1) ||
+	    o2_check_param("lnet_transaction_timeout", o2_transaction_timeout,
+			   1, 3600) ||
+	    o2_check_param("timeout", o2_timeout, 0, 3600))
 		return -EINVAL;
+	/* LNet's rule: each attempt must have at least a second */
+	if (o2_transaction_timeout <= o2_retry_count) {
+		pr_err("o2lnd: lnet_transaction_timeout=%d must be greater than retry_count=%d, as LNet requires\n",
+		       o2_transaction_timeout, o2_retry_count);
+		return -EINVAL;
+	}
 	/* as LNet: with health off, nothing is resent */
 	if (!o2_health_sensitivity)
 		o2_retry_count = 0;
+	/* as o2iblnd: timeout=0 takes LNet's share of the transaction */
+	if (!o2_timeout) {
+		o2_timeout = o2_lnd_timeout_of(0, o2_transaction_timeout,
+					       o2_retry_count);
+		pr_info("o2lnd: timeout=0: %d s per attempt, from lnet_transaction_timeout=%d and retry_count=%d\n",
+			o2_timeout, o2_transaction_timeout, o2_retry_count);
+	}
+	t.timeout = o2_timeout;
 	if (o2_tunables_check(&t, why, sizeof(why))) {
 		pr_err("o2lnd: %s\n", why);
 		return -EINVAL;

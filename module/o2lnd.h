@@ -138,5 +138,6 @@ extern int o2_cksum_param;
 extern int o2_health_sensitivity;
 extern int o2_discovery_disabled;
 extern int o2_retry_count;
+extern int o2_transaction_timeout;
 
 #endif /* _O2LND_H */

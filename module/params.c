@@ -48,7 +48,14 @@ MODULE_PARM_DESC(cksum,
 
 int o2_timeout = 50;
 module_param_named(timeout, o2_timeout, int, 0444);
-MODULE_PARM_DESC(timeout, "tx and connect timeout in seconds (1..3600)");
+MODULE_PARM_DESC(timeout,
+		 "o2iblnd's timeout: seconds one attempt of a message may take, and the base of the connect phase deadlines (1..3600; 0: from lnet_transaction_timeout, as o2iblnd; reads back the value in use)");
+
+int o2_transaction_timeout = 150;
+module_param_named(lnet_transaction_timeout, o2_transaction_timeout, int,
+		   0444);
+MODULE_PARM_DESC(lnet_transaction_timeout,
+		 "LNet's transaction timeout: with timeout=0 a message and its resends take at most this many seconds, each attempt (this - 1) / (retry_count + 1) (1..3600, above retry_count; default 150)");
 
 int o2_credits = 256;
 module_param_named(credits, o2_credits, int, 0444);

@@ -532,12 +532,16 @@ struct o2_conn {
  * @msg: O2_MAX_MSG_SIZE buffer
  * @txb: the conn's send buffer @msg was copied into while posted, or
  *	NULL
- * @deadline: jiffies by which a tx queued on a conn must be posted
+ * @deadline: jiffies by which a tx queued on a conn must be posted: the
+ *	deadline of this attempt (o2_attempt_deadline()); before the first
+ *	launch, the message's own when @has_deadline
+ * @msg_deadline: jiffies: the message's deadline, its resends included
+ *	(set by o2_ni_launch(); LNet's msg_deadline)
  * @status: result
  * @resends: times it was sent again after its connection failed
  * @nid: destination NID (set by o2_ni_launch())
- * @has_deadline: @deadline was set by the owner (else launch sets it to
- *	the timeout parameter)
+ * @has_deadline: @deadline was set by the owner (else launch gives the
+ *	message o2_msg_timeout_of() from the timeout parameter)
  * @peer: the LNet peer whose tx credit it takes (a reference), set at the
  *	first launch; NULL for NOOPs
  * @held: O2_TX_HELD_* credits it holds, returned when it completes
@@ -573,6 +577,7 @@ struct o2_tx {
 	void *msg;
 	struct o2_txbuf *txb;
 	unsigned long deadline;
+	unsigned long msg_deadline;
 	int status;
 	int resends;
 	u64 nid;

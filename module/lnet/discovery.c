@@ -411,6 +411,8 @@ bool o2_lnet_answer_from(u64 target, u64 from, bool routed)
  * o2_lnet_select() - Multi-Rail: the path a message to @nid takes
  * @nid: the NID the caller named
  * @src_nid: the local NID asked for, or O2LND_NID_ANY
+ * @failed: a resend: the peer NID its failed attempt went to (another
+ *	is taken where one is usable, o2_mr_pick_resend()), else 0
  * @dest: out: the peer NID to send to
  * @rc: out: why there is none (as o2_ni_for())
  *
@@ -425,14 +427,15 @@ bool o2_lnet_answer_from(u64 target, u64 from, bool routed)
  *
  * Return: the local NI, or NULL with @rc set.
  */
-struct o2_ni *o2_lnet_select(u64 nid, u64 src_nid, u64 *dest, int *rc)
+struct o2_ni *o2_lnet_select(u64 nid, u64 src_nid, u64 failed, u64 *dest,
+			     int *rc)
 {
 	struct o2_mr_cand c[O2_PING_VIEW_MAX];
 	struct o2_ni *nis[O2_PING_VIEW_MAX], *ni = NULL;
 	struct o2_lpeer_nid *e;
 	struct o2_lpeer *lp;
+	int k = -1, f = -1;
 	u32 i;
-	int k = -1;
 
 	*dest = nid;
 	*rc = 0;
@@ -451,8 +454,10 @@ struct o2_ni *o2_lnet_select(u64 nid, u64 src_nid, u64 *dest, int *rc)
 				c[i].health = n ? min_t(u32, atomic_read(&n->health),
 							pn->health) : 0;
 				c[i].credits = n ? READ_ONCE(n->txcr.avail) : 0;
+				if (failed && pn->nid == failed)
+					f = i;
 			}
-			k = o2_mr_pick(c, lp->n, &lp->cursor);
+			k = o2_mr_pick_resend(c, lp->n, &lp->cursor, f);
 			if (k >= 0) {
 				*dest = lp->nids[k].nid;
 				lp->nids[k].selected++;

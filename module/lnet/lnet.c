@@ -90,6 +90,25 @@ static bool o2_tx_take_ni_credit(struct o2_ni *ni, struct o2_tx *tx)
 	return false;
 }
 
+/*
+ * A message's deadlines at its first launch, as LNet's: the message may
+ * take o2_msg_timeout_of() with its resends (LNet's msg_deadline; an
+ * owner's own deadline instead when it set one), and each attempt the
+ * LND's timeout, within that (o2_attempt_deadline()).
+ */
+static void o2_tx_set_deadlines(struct o2_tx *tx)
+{
+	unsigned long now = jiffies;
+
+	if (tx->has_deadline)
+		tx->msg_deadline = tx->deadline;
+	else
+		tx->msg_deadline = now + o2_msg_timeout_of(o2_timeout,
+							   o2_retry_count) * HZ;
+	tx->has_deadline = true;
+	tx->deadline = o2_attempt_deadline(now, o2_timeout, tx->msg_deadline);
+}
+
 /**
  * o2_ni_launch() - send a tx to @nid, connecting first if needed
  * @ni: the NI to send from
@@ -128,12 +147,9 @@ int o2_ni_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx)
 		nid = hop;
 	}
 	tx->nid = nid;
-	if (!tx->has_deadline) {
-		tx->deadline = jiffies + o2_timeout * HZ;
-		tx->has_deadline = true;
-	}
-	if (tx->peer)
-		return o2_peer_send(tx->peer, tx);	/* a resend */
+	if (tx->peer)	/* a resend: o2_lnet_resend() set its deadline */
+		return o2_peer_send(tx->peer, tx);
+	o2_tx_set_deadlines(tx);
 
 	peer = o2_peer_find_or_create(ni, nid);
 	if (!peer) {
@@ -513,8 +529,9 @@ struct o2_ni *o2_ni_answer(struct o2_ni *ni, u64 to)
  * LNet's resend on a local or remote drop: when the conn broke under it
  * (send error, peer disconnected or rebooted, conn aborted or closed as
  * a duplicate), up to retry_count times (at least once: o2iblnd keeps a
- * message its conn never sent queued on the peer), while its deadline
- * holds and the NI is up.  NOOPs only carried credits of the dead conn;
+ * message its conn never sent queued on the peer), while the message's
+ * deadline holds (@msg_deadline: lnet_transaction_timeout's bound, or
+ * its owner's) and the NI is up.  NOOPs only carried credits of the dead conn;
  * a bulk exchange is resent whole by its owner (o2_brw()).
  */
 static bool o2_tx_may_resend(struct o2_tx *tx, int error)
@@ -522,7 +539,8 @@ static bool o2_tx_may_resend(struct o2_tx *tx, int error)
 	/* bulk messages and NOOPs belong to their conn */
 	if (tx->type != O2_MSG_IMMEDIATE ||
 	    tx->resends >= max(o2_retry_count, 1) || !tx->nid ||
-	    READ_ONCE(tx->ni->shutdown) || time_after(jiffies, tx->deadline))
+	    READ_ONCE(tx->ni->shutdown) ||
+	    time_after_eq(jiffies, tx->msg_deadline))
 		return false;
 	return error == -EIO || error == -ECONNRESET || error == -ESTALE ||
 	       error == -ECONNABORTED || error == -EALREADY;
@@ -530,9 +548,10 @@ static bool o2_tx_may_resend(struct o2_tx *tx, int error)
 
 /*
  * The path of an LNet ACK to a Multi-Rail peer whose path failed is
- * chosen anew, as LNet resends on another path (o2_lnet_select(); the
- * failed path's health is lowered before the resend, so a healthier rail
- * wins): the requester takes the ACK from any NID of ours
+ * chosen anew, as LNet resends on another path (o2_lnet_select(), which
+ * takes another path where one is usable: the failed one's health is
+ * lowered only when its tx is released): the requester takes the ACK
+ * from any NID of ours
  * (o2_lpeer_same()).  A request stays on its path: its owner resends it
  * whole on a path it chooses (o2_brw()), and a ping tests one NID.
  * Another NI's path needs a tx of that NI: the message moves to a new tx
@@ -557,7 +576,7 @@ static struct o2_tx *o2_tx_repath(struct o2_tx *tx, int error, u64 *nid)
 	if (le32_to_cpu(h->type) != O2_LNET_MSG_ACK ||
 	    le64_to_cpu(h->dest_nid) != tx->nid)	/* through a router */
 		return tx;
-	ni = o2_lnet_select(tx->nid, O2LND_NID_ANY, &dest, &rc);
+	ni = o2_lnet_select(tx->nid, O2LND_NID_ANY, tx->nid, &dest, &rc);
 	if (!ni || dest == tx->nid)
 		return tx;
 	nt = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
@@ -568,7 +587,8 @@ static struct o2_tx *o2_tx_repath(struct o2_tx *tx, int error, u64 *nid)
 	h = nt->msg + sizeof(struct o2_msg_hdr);
 	h->src_nid = cpu_to_le64(ni->nid);
 	h->dest_nid = cpu_to_le64(dest);
-	nt->deadline = tx->deadline;
+	/* o2_ni_launch() keeps the message's deadline, gives a new attempt */
+	nt->deadline = tx->msg_deadline;
 	nt->has_deadline = true;
 	nt->resends = tx->resends;
 	nt->done = tx->done;
@@ -597,6 +617,9 @@ static bool o2_lnet_resend(struct o2_tx *tx, int error)
 	tx = o2_tx_repath(tx, error, &nid);
 	tx->conn = NULL;
 	tx->status = 0;
+	if (tx->peer)	/* the same tx: a new attempt, within the message's */
+		tx->deadline = o2_attempt_deadline(jiffies, o2_timeout,
+						   tx->msg_deadline);
 	o2_ni_launch(tx->ni, nid, tx);
 	return true;
 }

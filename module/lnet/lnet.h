@@ -138,7 +138,8 @@ int o2_lpeer_learn(const struct o2_ping_view *v, bool push);
 void o2_lpeer_health(u64 nid, bool ok);
 void o2_health_note(struct o2_ni *ni, u64 nid, int status,
 		    enum o2_tx_phase phase);
-struct o2_ni *o2_lnet_select(u64 nid, u64 src_nid, u64 *dest, int *rc);
+struct o2_ni *o2_lnet_select(u64 nid, u64 src_nid, u64 failed, u64 *dest,
+			     int *rc);
 bool o2_lpeer_same(u64 a, u64 b);
 bool o2_lnet_answer_from(u64 target, u64 from, bool routed);
 int o2_lpeer_show(u32 index, u64 nid, struct o2lnd_ioc_lpeer *out);

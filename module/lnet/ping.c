@@ -353,7 +353,7 @@ int o2_ping(u64 nid, u64 src_nid, bool any_rail, u32 timeout_ms,
 	int rc;
 
 	if (any_rail)
-		ni = o2_lnet_select(nid, src_nid, &nid, &rc);
+		ni = o2_lnet_select(nid, src_nid, 0, &nid, &rc);
 	else
 		ni = o2_ni_for(nid, src_nid, &rc);
 	if (!ni)

@@ -604,7 +604,7 @@ static int o2_rtr_next_hop(struct o2_conn *conn, u64 dest,
 	bool down = false;
 	int rc;
 
-	*out_ni = o2_lnet_select(dest, O2LND_NID_ANY, to, &rc);
+	*out_ni = o2_lnet_select(dest, O2LND_NID_ANY, 0, to, &rc);
 	*hop = *out_ni ? o2_route_hop(*out_ni, *to, true) : 0;
 	if (!*out_ni || !*hop || *hop == conn->peer->nid) {
 		o2_rtr_drop(conn, &o2_rtr_st.no_route,

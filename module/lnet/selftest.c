@@ -41,6 +41,8 @@
  * @routed: the peer is behind a router: a read goes as an inline GET and
  *	a payload above the inline maximum comes back as a PUT of an LNet
  *	REPLY (as LNet does: no RDMA GET through a router)
+ * @deadline: jiffies: the RPC's, which its messages and its bulk
+ *	exchange never outlive
  */
 struct o2_brw_req {
 	struct o2_pend_wait w;
@@ -54,6 +56,7 @@ struct o2_brw_req {
 	u32 flags;
 	bool rdma;
 	bool routed;
+	unsigned long deadline;
 };
 
 /* ---- payload pattern ---- */
@@ -457,6 +460,8 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 		tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*h) + r->nob;
 		tx->cookie = r->w.cookie;
 		tx->done = o2_brw_tx_done;
+		tx->deadline = r->deadline;	/* nothing outlives the RPC */
+		tx->has_deadline = true;
 		return o2_ni_launch(ni, r->nid, tx);
 	}
 	if (r->op == O2LND_BRW_READ && (!r->rdma || r->routed)) {
@@ -472,6 +477,8 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 		tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*h);
 		tx->cookie = r->w.cookie;
 		tx->done = o2_brw_tx_done;
+		tx->deadline = r->deadline;	/* nothing outlives the RPC */
+		tx->has_deadline = true;
 		return o2_ni_launch(ni, r->nid, tx);
 	}
 
@@ -480,6 +487,9 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 			  r->nob, r->seed, r->flags, true);
 	if (!b)
 		return -ENOMEM;
+	/* the LND's timeout for the exchange, but not past the RPC */
+	if (time_before(r->deadline, b->deadline))
+		b->deadline = r->deadline;
 	b->peer_nid = r->nid;
 	b->hop_nid = o2_route_hop(ni, r->nid, false);
 	b->peer_cookie = r->w.cookie;
@@ -542,8 +552,9 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
  * it, our NI or device went away, the peer's HCA dropped it) is sent
  * again, as LNet resends a message, up to retry_count times while its
  * deadline holds: each attempt chooses its path anew (o2_lnet_select()),
- * so with the failed path's health lowered a Multi-Rail peer is reached
- * over another rail.  Each attempt has a cookie of its own: an answer
+ * and a resend to a Multi-Rail peer takes another rail than the failed
+ * attempt's where one is usable (the failed path's health may not be
+ * lowered yet: its txs may still be in flight).  Each attempt has a cookie of its own: an answer
  * to an abandoned attempt finds nothing.  A write sent twice writes the
  * same pattern twice; a read reads it twice.
  *
@@ -557,7 +568,7 @@ int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 	struct o2_ni *ni;
 	int resends = 0;
 	ktime_t start;
-	u64 dest;
+	u64 dest = 0;
 	int rc;
 
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
@@ -570,7 +581,8 @@ int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 		long left = (long)(deadline - jiffies);
 
 		/* a Multi-Rail peer: one of its NIDs (discovery.c) */
-		ni = o2_lnet_select(nid, src_nid, &dest, &rc);
+		ni = o2_lnet_select(nid, src_nid, resends ? dest : 0, &dest,
+				    &rc);
 		if (!ni)
 			break;
 		memset(r, 0, sizeof(*r));
@@ -582,6 +594,7 @@ int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 		r->flags = flags;
 		r->rdma = size > O2_MAX_IMMEDIATE;
 		r->routed = o2_nid_net(dest) != o2_nid_net(ni->nid);
+		r->deadline = deadline;
 		rc = o2_pend_wait_add(&r->w, r, O2_PEND_BRW);
 		if (rc)
 			break;

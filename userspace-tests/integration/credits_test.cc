@@ -413,7 +413,7 @@ TEST_F(CreditsVeth, BadParametersAreRefusedWithAClearError) {
       {"peer_credits=8 concurrent_sends=100", "concurrent_sends"},
       {"ntx=16 credits=64", "ntx"},
       {"keepalive=-1", "keepalive"},
-      {"timeout=0", "timeout"},
+      {"timeout=-1", "timeout"},
   };
   int n = 0;
   for (const auto& c : cases) {

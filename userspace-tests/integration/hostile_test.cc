@@ -308,7 +308,6 @@ const std::vector<ParamCase>& param_cases() {
        "peer_credits=256 out of range"},
       {"PeerCreditsNegativeRefused", kBothEnds, "peer_credits=-8", "peer_credits=-8 out of range"},
       {"PeerCreditsNonNumericRefused", kBothEnds, "peer_credits=8x", "for parameter"},
-      {"TimeoutZeroRefused", kBothEnds, "timeout=0", "timeout=0 out of range 1..3600"},
       {"TimeoutAbove3600Refused", kBothEnds, "timeout=3601", "timeout=3601 out of range"},
       {"TimeoutNegativeRefused", kBothEnds, "timeout=-50", "timeout=-50 out of range"},
       {"TimeoutFractionRefused", kBothEnds, "timeout=1.5", "for parameter"},
@@ -388,6 +387,14 @@ const std::vector<ParamCase>& param_cases() {
        "router_ping_timeout=0 out of range 1..3600"},
       {"PeerDiscoveryDisabledTwoRefused", kBothEnds, "lnet_peer_discovery_disabled=2",
        "lnet_peer_discovery_disabled=2 out of range 0..1"},
+      {"TransactionTimeoutZeroRefused", kBothEnds, "lnet_transaction_timeout=0",
+       "lnet_transaction_timeout=0 out of range 1..3600"},
+      {"TransactionTimeoutAbove3600Refused", kBothEnds, "lnet_transaction_timeout=3601",
+       "lnet_transaction_timeout=3601 out of range"},
+      // LNet's rule: each attempt of a message gets at least a second
+      {"TransactionTimeoutNotAboveRetryCountRefused", kBothEnds,
+       "lnet_transaction_timeout=3 retry_count=3",
+       "lnet_transaction_timeout=3 must be greater than retry_count=3"},
       // The edges themselves load (no off-by-one) and are the values in
       // force; a ping works with each.
       good("Service1Loads", "service=1", "service=1"),
@@ -396,6 +403,13 @@ const std::vector<ParamCase>& param_cases() {
       good("PeerCredits255Loads", "peer_credits=255", "peer_credits=255"),
       good("Timeout1Loads", "timeout=1", "timeout=1"),
       good("Timeout3600Loads", "timeout=3600", "timeout=3600"),
+      // as o2iblnd: timeout=0 is LNet's share of the transaction timeout,
+      // (150 - 1) / (2 + 1) at LNet's defaults
+      good("TimeoutZeroTakesLnetsShareOfTheTransaction", "timeout=0", "timeout=49"),
+      good("TimeoutZeroFollowsTheTransactionTimeout",
+           "timeout=0 lnet_transaction_timeout=31 retry_count=4", "timeout=6"),
+      good("TransactionTimeout4WithRetryCount3Loads", "lnet_transaction_timeout=4 retry_count=3",
+           "lnet_transaction_timeout=4"),
       good("Credits8Loads", "credits=8", "credits=8"),
       // ntx (txs alive per NI) must be at least credits.
       good("Credits16384Loads", "credits=16384 ntx=16384", "credits=16384"),

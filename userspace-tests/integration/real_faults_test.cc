@@ -147,7 +147,7 @@ O2_SUITE_CLASS(
                           "selftest " + op + " " + kG2 + (brw ? " --check" : "") +
                               " --concurrency " + std::to_string(concurrency) + " --duration " +
                               std::to_string(seconds) + timeout + " -y",
-                          seconds + 120 + timeout_ms / 1000);
+                          seconds + 120 + (timeout_ms / 1000.0));
       return parse_window(op, r);
     }
 
@@ -515,6 +515,54 @@ TEST_F(RealFaults, SelftestBacksOffWhileTheLocalNiIsDown) {
   EXPECT_NE(r.out.find("local NI was down"), std::string::npos) << r.out;
   ASSERT_TRUE(run(g1, restore_device_cmd(), 60).ok());
   expect_healed("the NI down on the sender");
+}
+
+// LNet's transaction timeout, as a Lustre operator sets it: with timeout=0
+// the LND's timeout is LNet's share of it, (lnet_transaction_timeout - 1) /
+// (retry_count + 1), as o2iblnd takes lnet_get_lnd_timeout().  A message to
+// a node that stopped answering (paused: no ARP, no CM reply) waits for a
+// connection through the paced connects, and fails when that one attempt's
+// time is up, not at the 60 s its owner (a ping) allowed.  Twice, with two
+// transaction timeouts: the failure follows it.  Once resumed, the node
+// answers at once.
+TEST_F(RealFaults, AMessageToAPausedPeerFailsWhenItsShareOfTheTransactionTimeoutEnds) {
+  Guest& g1 = guest("g1");
+  Guest& g2 = guest("g2");
+  struct Case {
+    int transaction_timeout, attempt_s;
+  };
+  for (const Case c : {Case{13, 4}, Case{31, 10}}) {
+    SCOPED_TRACE("lnet_transaction_timeout=" + std::to_string(c.transaction_timeout));
+    const std::string params =
+        "timeout=0 retry_count=2 lnet_transaction_timeout=" + std::to_string(c.transaction_timeout);
+    for (Guest* g : {&g1, &g2}) {
+      RunResult r = insmod_with(*g, kNet, params);
+      ASSERT_TRUE(r.ok()) << g->name() << ": " << r.out << bed().test_log();
+    }
+    RunResult t = run(g1, "cat /sys/module/o2lnd/parameters/timeout", 10);
+    EXPECT_EQ(t.out, std::to_string(c.attempt_s) + "\n") << "timeout=0 did not take LNet's share";
+    RunResult said = run(g1, "dmesg | grep 'o2lnd: timeout=0: ' | tail -1", 10);
+    EXPECT_NE(said.out.find(std::to_string(c.attempt_s) + " s per attempt"), std::string::npos)
+        << said.out;
+    double took = 0;
+    RunResult ping;
+    {
+      PausedGuest paused(g2);
+      auto t0 = std::chrono::steady_clock::now();
+      ping = o2ctl(g1, std::string("ping ") + kG2 + " --timeout 60", 120);
+      took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    EXPECT_NE(ping.status, 0) << "a paused node answered:\n" << ping.out;
+    EXPECT_NE(ping.out.find("timed out"), std::string::npos) << ping.out;
+    // at its attempt's deadline (connd looks four times a second), far
+    // from the ping's own 60 s
+    EXPECT_GE(took, c.attempt_s - 0.5) << "it failed before its attempt's time was up";
+    EXPECT_LT(took, 2 * c.attempt_s + 5) << "the attempt outlived its share";
+    figure("ping_to_paused_peer_failed_after_s_tt" + std::to_string(c.transaction_timeout),
+           fmt1(took));
+    expect_ping_ok(g1, kG2, "--timeout 20");
+    for (Guest* g : {&g1, &g2}) expect_unload_frees_rdma(*g);
+  }
 }
 
 // bench-faults (make bench-faults; not in make check): throughput and RPC
