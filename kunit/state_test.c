@@ -135,6 +135,45 @@ static void phase_timeout_is_at_least_five_seconds(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, o2_phase_timeout(59), 5UL * HZ);
 }
 
+/* conns_per_peer: only the side that connects opens more, one at a time */
+static void only_the_connecting_side_opens_more_conns(struct kunit *test)
+{
+	/* one conn of ours up, two wanted: one more */
+	KUNIT_EXPECT_TRUE(test, o2_peer_wants_conn(1, 1, 0, 2, false));
+	KUNIT_EXPECT_TRUE(test, o2_peer_wants_conn(3, 1, 0, 4, false));
+	/* enough */
+	KUNIT_EXPECT_FALSE(test, o2_peer_wants_conn(2, 2, 0, 2, false));
+	KUNIT_EXPECT_FALSE(test, o2_peer_wants_conn(3, 1, 0, 2, false));
+	KUNIT_EXPECT_FALSE(test, o2_peer_wants_conn(1, 1, 0, 1, false));
+	/* one at a time: not while a connect is under way */
+	KUNIT_EXPECT_FALSE(test, o2_peer_wants_conn(1, 1, 1, 4, false));
+	/* the accepting side never opens conns of its own beside the peer's */
+	KUNIT_EXPECT_FALSE(test, o2_peer_wants_conn(1, 0, 0, 4, false));
+	/* nothing up yet: the first connect is not ours to decide here */
+	KUNIT_EXPECT_FALSE(test, o2_peer_wants_conn(0, 0, 0, 4, false));
+	/* our own NID: one conn in two halves */
+	KUNIT_EXPECT_FALSE(test, o2_peer_wants_conn(2, 1, 0, 4, true));
+}
+
+/* the conns of a device take its completion vectors in turn */
+static void cqs_take_the_completion_vectors_in_turn(struct kunit *test)
+{
+	int seen[4] = {}, i;
+
+	for (i = 0; i < 8; i++)
+		seen[o2_comp_vector_pick(i, 4)]++;
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, seen[i], 2);
+	KUNIT_EXPECT_EQ(test, o2_comp_vector_pick(5, 2), 1);
+	/* one vector, none reported, or a bogus count: vector 0 */
+	KUNIT_EXPECT_EQ(test, o2_comp_vector_pick(7, 1), 0);
+	KUNIT_EXPECT_EQ(test, o2_comp_vector_pick(7, 0), 0);
+	KUNIT_EXPECT_EQ(test, o2_comp_vector_pick(7, -3), 0);
+	/* the count wraps without leaving the range */
+	KUNIT_EXPECT_EQ(test, o2_comp_vector_pick(U32_MAX, 3), 0);
+	KUNIT_EXPECT_LT(test, o2_comp_vector_pick(U32_MAX, 64), 64);
+}
+
 static void phase_timeout_is_a_tenth_of_long_timeouts(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, o2_phase_timeout(60), 6UL * HZ);
@@ -383,6 +422,8 @@ static void teardown_never_waits_for_a_removed_device_or_an_unload(struct kunit 
 static struct kunit_case o2_retry_cases[] = {
 	KUNIT_CASE(phase_timeout_is_at_least_five_seconds),
 	KUNIT_CASE(phase_timeout_is_a_tenth_of_long_timeouts),
+	KUNIT_CASE(cqs_take_the_completion_vectors_in_turn),
+	KUNIT_CASE(only_the_connecting_side_opens_more_conns),
 	KUNIT_CASE(teardown_waits_only_for_a_cm_message_on_a_down_port),
 	KUNIT_CASE(teardown_never_waits_for_a_removed_device_or_an_unload),
 	KUNIT_CASE(param_reject_adopts_smaller_params_once),

@@ -47,7 +47,9 @@ static int __init o2_init(void)
 			   o2_discovery_disabled, 0, 1) ||
 	    o2_check_param("lnet_transaction_timeout", o2_transaction_timeout,
 			   1, 3600) ||
-	    o2_check_param("timeout", o2_timeout, 0, 3600))
+	    o2_check_param("timeout", o2_timeout, 0, 3600) ||
+	    o2_check_param("conns_per_peer", o2_conns_per_peer, 1,
+			   O2_CONNS_PER_PEER_MAX))
 		return -EINVAL;
 	/* LNet's rule: each attempt must have at least a second */
 	if (o2_transaction_timeout <= o2_retry_count) {

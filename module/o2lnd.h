@@ -119,6 +119,7 @@
 #define O2_RESOLVE_TIMEOUT_MS	5000
 #define O2_MAX_NETS		16
 #define O2_RETRY_MAX		16	/* retry_count's largest value */
+#define O2_CONNS_PER_PEER_MAX	16	/* conns_per_peer's largest value */
 /* a conn that received a message gets ESTABLISHED within this, or closes */
 #define O2_ESTABLISH_GRACE	(2 * HZ)
 
@@ -139,5 +140,6 @@ extern int o2_health_sensitivity;
 extern int o2_discovery_disabled;
 extern int o2_retry_count;
 extern int o2_transaction_timeout;
+extern int o2_conns_per_peer;
 
 #endif /* _O2LND_H */

@@ -51,6 +51,11 @@ module_param_named(timeout, o2_timeout, int, 0444);
 MODULE_PARM_DESC(timeout,
 		 "o2iblnd's timeout: seconds one attempt of a message may take, and the base of the connect phase deadlines (1..3600; 0: from lnet_transaction_timeout, as o2iblnd; reads back the value in use)");
 
+int o2_conns_per_peer = 1;
+module_param_named(conns_per_peer, o2_conns_per_peer, int, 0444);
+MODULE_PARM_DESC(conns_per_peer,
+		 "o2iblnd's conns_per_peer: connections the side that connects opens to each peer, messages taking them in turn (1..16; the other side accepts as many)");
+
 int o2_transaction_timeout = 150;
 module_param_named(lnet_transaction_timeout, o2_transaction_timeout, int,
 		   0444);

@@ -291,3 +291,41 @@ long o2_reject_retry_ms(u8 why, const struct o2_connparams *rej_cp,
 		return -1;
 	}
 }
+
+/**
+ * o2_comp_vector_pick() - the completion vector of a new conn's CQ
+ * @seq: how many CQs the device made before this one
+ * @nvec: the device's completion vectors (num_comp_vectors)
+ *
+ * The conns of a device take its vectors in turn, so their completions
+ * are handled on as many CPUs as the device has vectors (o2iblnd spreads
+ * its CQs the same way, kiblnd_get_completion_vector()).
+ *
+ * Return: 0..@nvec - 1; 0 when the device has at most one.
+ */
+int o2_comp_vector_pick(u32 seq, int nvec)
+{
+	return nvec > 1 ? (int)(seq % (u32)nvec) : 0;
+}
+
+/**
+ * o2_peer_wants_conn() - may a peer get one more conn, opened by us?
+ * @established: its established conns
+ * @active: how many of those we opened
+ * @others: its conns in any other state (a connect under way)
+ * @want: conns_per_peer
+ * @self: the peer is our own NID
+ *
+ * As o2iblnd's conns_per_peer: the side that connects opens the peer's
+ * conns, one at a time, once its first is up; the other side only
+ * accepts them.  So two nodes never both open extra conns, which the
+ * race rule (o2_race_we_win()) would close in pairs for ever.  A connect
+ * to our own NID is one conn in two halves, never more.
+ *
+ * Return: true if another active connect may start now.
+ */
+bool o2_peer_wants_conn(int established, int active, int others, int want,
+			bool self)
+{
+	return !self && others == 0 && active > 0 && established < want;
+}

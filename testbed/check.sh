@@ -41,10 +41,13 @@
 #  11 scenarios on the debug kernel in one shared guest, kmemleak sweeps
 #                                        Debug/<Suite>.<Test>, Debug/Kmemleak.<Suite>.<Test>,
 #                                        results/debug/itest/
+#     With two lanes, stages 8-11 run in stage 5's lane once it is done,
+#     beside stages 6 and 7 (their lines tagged [debug]).
 #
 # Env: BUILD (default <top>/build), O2_RESULTS (default <top>/results),
 #      O2_CHECK_TIMEOUT (s, default 3000) for the Debian scenario binary,
-#      O2_LANES=1 runs every stage alone (stage 4 in one lane, stage 5 before 6),
+#      O2_LANES=1 runs every stage alone (stage 4 in one lane, stage 5 before 6,
+#        stages 8-11 after 7), O2_DEBUG_BESIDE=0 runs stages 8-11 after 7,
 #      O2_LUSTRE_SRC (the Lustre peer's source: testbed/lustre-build.sh),
 #      O2_CHECK_KERNELS=0 skips stages 7-10 (a quick check on Debian's kernel),
 #      O2_KERNEL_BG=0 builds the debug kernel in stage 8 only, not meanwhile,
@@ -82,7 +85,7 @@ NSTAGES=11
 [[ "$KERNELS" == 0 ]] && NSTAGES=7
 K612=${O2_CHECK_612:-1}
 T0=$SECONDS
-say() { printf '[check %4ds] %s\n' $((SECONDS - T0)) "$*"; }
+say() { printf '[check %4ds] %s%s\n' $((SECONDS - T0)) "${LANE:+[$LANE] }" "$*"; }
 stage_t=0
 stage_name=
 stage() { stage_t=$SECONDS; stage_name=$2; say "stage $1/$NSTAGES: $2"; }
@@ -278,119 +281,13 @@ else
 	stage_done 4
 fi
 
-# ---------------------------------------------------------------- 5 siw
-# Debian's kernel has no siw (CONFIG_RDMA_SIW is not set): siw-module.sh
-# builds it from Debian's linux-source-6.1 into the test bed's copy of the
-# kernel (cached); guests create siw0.. where they would create rxe0..
-SFILTER=${O2_SIW_FILTER:-${FILTER:-OneGuestVeth.*:TwoGuests.*:RealFaults.LossOnBothSides*:RealFaults.DeviceRemovedAndAddedBack*}}
-# Stage 5 runs beside stage 6 (a lane each, their lines tagged [siw] and
-# [6.12]): both mostly wait, as stage 4's lanes do.  Its failures to
-# report go through a file, since it runs in a subshell.
-stage5() {
-	stage 5 "scenarios on Soft-iWARP (siw), Debian kernel (filter $SFILTER)"
-	if [[ "${O2_CHECK_SIW:-1}" == 0 ]]; then
-		say "skipped (O2_CHECK_SIW=0)"
-	elif [[ ! -x "$ITEST" ]]; then
-		say "no integration binary at $ITEST (make userspace)"
-	elif ! "$TOP/testbed/siw-module.sh" > "$OUT/siw-module.log" 2>&1; then
-		tail -20 "$OUT/siw-module.log" | sed 's/^/    /'
-		echo "siw.ko for Debian's kernel: testbed/siw-module.sh failed (log $OUT/siw-module.log)" >> "$OUT/missing-5"
-	else
-		say "siw.ko: $(tail -1 "$OUT/siw-module.log")"
-		rm -rf "$RES/siw"
-		O2_TRANSPORT=siw O2_RESULTS="$RES/siw" O2_KMEMLEAK=${O2_KMEMLEAK:-0} \
-			O2_LUSTRE= O2_LUSTRE_SKIP="the Lustre peer is tested on Soft-RoCE only" \
-			run_itest "$OUT/itest-siw.xml" "$OUT/itest-siw.log" "${O2_SIW_TIMEOUT:-1200}" \
-			--gtest_filter="$SFILTER"
-		[[ -s "$OUT/itest-siw.xml" ]] || echo "siw scenarios: no XML report (crashed?)" >> "$OUT/missing-5"
-	fi
-	stage_done 5 "log $OUT/itest-siw.log, guest logs $RES/siw/itest/"
-}
-rm -f "$OUT/missing-5"
-if [[ "${O2_LANES:-2}" == 1 ]]; then
-	stage5
-	stage5_pid=
-else
-	LANE=siw stage5 &
-	stage5_pid=$!
-fi
-
-# ---------------------------------------------------------------- 6 Debian 6.12
-# The same module on Debian's 6.12 kernel (its rxe has three years of fixes
-# over 6.1's): built with W=1 against its headers (-Werror: a warning fails
-# the stage), then the scenario suites that cover the data path, the
-# connection life cycle and the real faults, on rxe, and the siw subset
-# of stage 5 on siw.ko built from linux-source-6.12.  Not here, for the
-# time budget: the Interop suites (the Lustre peer is built for 6.1's
-# headers), the connect-phase, credit, LU7646 and adversary suites (the
-# module's own logic over the same CM and verbs calls these make) and the
-# Hostile suites (the ioctl ABI, kernel-independent), nor loss on the
-# receiver alone (loss on both sides covers 6.12's rxe under loss).
-F612_DEFAULT='OneGuestVeth.*:TwoGuests.*:BulkVeth.*:RealFaults.*-RealFaults.Throughput*:RealFaults.LossOnTheReceiverCostsThroughputNotRpcs'
-F612=${O2_612_FILTER:-${FILTER:-$F612_DEFAULT}}
-F612_SIW=${O2_612_SIW_FILTER:-${FILTER:-OneGuestVeth.*:TwoGuests.*}}
-stage 6 "Debian's 6.12 kernel: o2lnd.ko (W=1), scenarios on rxe (filter $F612) and siw (filter $F612_SIW)"
-if [[ "$K612" == 0 ]]; then
-	say "skipped (O2_CHECK_612=0)"
-elif [[ ! -x "$ITEST" ]]; then
-	say "no integration binary at $ITEST (make userspace)"
-else
-	rel612=$(cat "$TOP/.testbed-abi-debian612" 2>/dev/null || true)
-	d="$RES/build-612"
-	copy_module_tree "$d"
-	if [[ -n "$rel612" ]] && make -C "/usr/src/linux-headers-$rel612" M="$d" W=1 modules > "$d/build.log" 2>&1 &&
-		[[ -f "$d/o2lnd.ko" ]]; then
-		say "$d/o2lnd.ko for $rel612 (W=1, no warning); feature probes:"
-		grep '^o2lnd: probe' "$d/build.log" | sed 's/^/    /'
-		rm -rf "$RES/debian612" "$RES/debian612-siw"
-		LANE=${stage5_pid:+6.12} O2_KERNEL=debian612 O2_KO="$d/o2lnd.ko" O2_RESULTS="$RES/debian612" O2_KMEMLEAK=0 \
-			O2_LUSTRE= O2_LUSTRE_SKIP="the Lustre peer is built for Debian's 6.1 kernel only" \
-			run_itest "$OUT/itest-612.xml" "$OUT/itest-612.log" "${O2_612_TIMEOUT:-1200}" \
-			--gtest_filter="$F612"
-		[[ -s "$OUT/itest-612.xml" ]] || missing+=("6.12 scenarios: no XML report (crashed?)")
-		if [[ "${O2_CHECK_SIW:-1}" == 0 || "${O2_CHECK_612_SIW:-0}" == 0 ]]; then
-			# 14 cases in ~150-200 s: over the budget for now (O2_CHECK_612_SIW=1 runs them)
-			say "siw on 6.12: skipped (O2_CHECK_612_SIW=1 runs it; O2_CHECK_SIW=0 also skips it)"
-		elif ! "$TOP/testbed/siw-module.sh" "${O2_CACHE:-/var/cache/o2lnd}/kernels/debian612" > "$OUT/siw-module-612.log" 2>&1; then
-			tail -20 "$OUT/siw-module-612.log" | sed 's/^/    /'
-			missing+=("siw.ko for 6.12: testbed/siw-module.sh failed (log $OUT/siw-module-612.log)")
-		else
-			say "siw.ko for 6.12: $(tail -1 "$OUT/siw-module-612.log")"
-			LANE=${stage5_pid:+6.12} O2_KERNEL=debian612 O2_KO="$d/o2lnd.ko" O2_RESULTS="$RES/debian612-siw" O2_TRANSPORT=siw O2_KMEMLEAK=0 \
-				O2_LUSTRE= O2_LUSTRE_SKIP="the Lustre peer is tested on Soft-RoCE only" \
-				run_itest "$OUT/itest-612-siw.xml" "$OUT/itest-612-siw.log" "${O2_612_TIMEOUT:-1200}" \
-				--gtest_filter="$F612_SIW"
-			[[ -s "$OUT/itest-612-siw.xml" ]] || missing+=("6.12 siw scenarios: no XML report (crashed?)")
-		fi
-	else
-		tail -20 "$d/build.log" 2>/dev/null | sed 's/^/    /'
-		missing+=("building o2lnd.ko for 6.12 (${rel612:-no .testbed-abi-debian612}) with W=1 failed (log $d/build.log)")
-	fi
-fi
-stage_done 6 "log $OUT/itest-612.log, guest logs $RES/debian612/itest/"
-
-if [[ -n "$stage5_pid" ]]; then
-	say "waiting for stage 5 (siw), which ran beside stage 6"
-	wait "$stage5_pid"
-fi
-if [[ -f "$OUT/missing-5" ]]; then
-	while IFS= read -r m; do missing+=("$m"); done < "$OUT/missing-5"
-fi
-
-# ---------------------------------------------------------------- 7 DKMS
-dkms_k=$(cat "$TOP/.testbed-abi" 2>/dev/null || echo '?')
-[[ "$K612" != 0 ]] && dkms_k+=" and $(cat "$TOP/.testbed-abi-debian612" 2>/dev/null || echo '?')"
-stage 7 "DKMS: add, build, install, remove for $dkms_k"
-if [[ "${O2_CHECK_DKMS:-1}" == 0 ]]; then
-	say "skipped (O2_CHECK_DKMS=0)"
-else
-	O2_DKMS_KERNELS=$([[ "$K612" == 0 ]] && cat "$TOP/.testbed-abi" 2>/dev/null) \
-		"$TOP/testbed/dkms-test.sh" "$OUT" || true
-	[[ -s "$OUT/dkms.xml" ]] || missing+=("DKMS test wrote no XML report (log $OUT/dkms.log)")
-fi
-stage_done 7 "log $OUT/dkms.log"
-
-if [[ "$KERNELS" != 0 ]]; then
+# ---------------------------------------------------------------- 8-11 debug
+# Stages 8-11 (the debug kernel, its modules, KUnit, the debug scenarios).
+# With two lanes they run in the siw lane once stage 5 is done, beside
+# stages 6 and 7 (the debug guest is one CPU-bound guest, the 6.12
+# scenarios mostly wait); their failures to report go through a file.
+debug_stages() {
+	local n0=${#missing[@]} m
 	# ------------------------------------------------------------ 7 kernel
 	stage 8 "our kernel (kernel/build.sh debug: KUnit, KASAN, lockdep, kmemleak; cached)"
 	KDBG=
@@ -399,8 +296,15 @@ if [[ "$KERNELS" != 0 ]]; then
 		# its heartbeat (every 30 s of a cold build) shows on the console
 		tail -n +1 --pid="$KBG_PID" -f "$KLOG" 2>/dev/null | sed 's/^/    /' &
 		tailer=$!
-		wait "$KBG_PID"
-		krc=$?
+		if [[ $BASHPID == "$$" ]]; then
+			wait "$KBG_PID"
+			krc=$?
+		else
+			# a lane is not the build's parent: it watches the pid, and
+			# the log's last line (the kernel's directory) says it worked
+			while kill -0 "$KBG_PID" 2>/dev/null; do sleep 1; done
+			krc=0
+		fi
 		wait "$tailer" 2>/dev/null
 		KBG_PID=
 	else
@@ -488,6 +392,135 @@ if [[ "$KERNELS" != 0 ]]; then
 		[[ -s "$OUT/itest-debug.xml" ]] || missing+=("debug kernel scenarios: no XML report (crashed?)")
 	fi
 	stage_done 11 "log $OUT/itest-debug.log, guest logs $RES/debug/itest/"
+	for m in "${missing[@]:$n0}"; do echo "$m"; done >> "$OUT/missing-debug"
+	missing=("${missing[@]:0:$n0}")
+}
+
+# ---------------------------------------------------------------- 5 siw
+# Debian's kernel has no siw (CONFIG_RDMA_SIW is not set): siw-module.sh
+# builds it from Debian's linux-source-6.1 into the test bed's copy of the
+# kernel (cached); guests create siw0.. where they would create rxe0..
+SFILTER=${O2_SIW_FILTER:-${FILTER:-OneGuestVeth.*:TwoGuests.*:RealFaults.LossOnBothSides*:RealFaults.DeviceRemovedAndAddedBack*}}
+# Stage 5 runs beside stage 6 (a lane each, their lines tagged [siw] and
+# [6.12]): both mostly wait, as stage 4's lanes do.  Its failures to
+# report go through a file, since it runs in a subshell.
+stage5() {
+	stage 5 "scenarios on Soft-iWARP (siw), Debian kernel (filter $SFILTER)"
+	if [[ "${O2_CHECK_SIW:-1}" == 0 ]]; then
+		say "skipped (O2_CHECK_SIW=0)"
+	elif [[ ! -x "$ITEST" ]]; then
+		say "no integration binary at $ITEST (make userspace)"
+	elif ! "$TOP/testbed/siw-module.sh" > "$OUT/siw-module.log" 2>&1; then
+		tail -20 "$OUT/siw-module.log" | sed 's/^/    /'
+		echo "siw.ko for Debian's kernel: testbed/siw-module.sh failed (log $OUT/siw-module.log)" >> "$OUT/missing-5"
+	else
+		say "siw.ko: $(tail -1 "$OUT/siw-module.log")"
+		rm -rf "$RES/siw"
+		O2_TRANSPORT=siw O2_RESULTS="$RES/siw" O2_KMEMLEAK=${O2_KMEMLEAK:-0} \
+			O2_LUSTRE= O2_LUSTRE_SKIP="the Lustre peer is tested on Soft-RoCE only" \
+			run_itest "$OUT/itest-siw.xml" "$OUT/itest-siw.log" "${O2_SIW_TIMEOUT:-1200}" \
+			--gtest_filter="$SFILTER"
+		[[ -s "$OUT/itest-siw.xml" ]] || echo "siw scenarios: no XML report (crashed?)" >> "$OUT/missing-5"
+	fi
+	stage_done 5 "log $OUT/itest-siw.log, guest logs $RES/siw/itest/"
+}
+rm -f "$OUT/missing-5" "$OUT/missing-debug"
+DEBUG_IN_LANE=
+if [[ "${O2_LANES:-2}" == 1 ]]; then
+	stage5
+	stage5_pid=
+else
+	[[ "$KERNELS" != 0 && "${O2_DEBUG_BESIDE:-1}" != 0 ]] && DEBUG_IN_LANE=1
+	(
+		LANE=siw stage5
+		[[ -n "$DEBUG_IN_LANE" ]] && LANE=debug debug_stages
+	) &
+	stage5_pid=$!
+fi
+
+# ---------------------------------------------------------------- 6 Debian 6.12
+# The same module on Debian's 6.12 kernel (its rxe has three years of fixes
+# over 6.1's): built with W=1 against its headers (-Werror: a warning fails
+# the stage), then the scenario suites that cover the data path, the
+# connection life cycle and the real faults, on rxe, and the siw subset
+# of stage 5 on siw.ko built from linux-source-6.12.  Not here, for the
+# time budget: the Interop suites (the Lustre peer is built for 6.1's
+# headers), the connect-phase, credit, LU7646 and adversary suites (the
+# module's own logic over the same CM and verbs calls these make) and the
+# Hostile suites (the ioctl ABI, kernel-independent), nor loss on the
+# receiver alone (loss on both sides covers 6.12's rxe under loss).
+F612_DEFAULT='OneGuestVeth.*:TwoGuests.*:BulkVeth.*:RealFaults.*-RealFaults.Throughput*:RealFaults.LossOnTheReceiverCostsThroughputNotRpcs'
+F612=${O2_612_FILTER:-${FILTER:-$F612_DEFAULT}}
+F612_SIW=${O2_612_SIW_FILTER:-${FILTER:-OneGuestVeth.*:TwoGuests.*}}
+stage 6 "Debian's 6.12 kernel: o2lnd.ko (W=1), scenarios on rxe (filter $F612) and siw (filter $F612_SIW)"
+if [[ "$K612" == 0 ]]; then
+	say "skipped (O2_CHECK_612=0)"
+elif [[ ! -x "$ITEST" ]]; then
+	say "no integration binary at $ITEST (make userspace)"
+else
+	rel612=$(cat "$TOP/.testbed-abi-debian612" 2>/dev/null || true)
+	d="$RES/build-612"
+	copy_module_tree "$d"
+	if [[ -n "$rel612" ]] && make -C "/usr/src/linux-headers-$rel612" M="$d" W=1 modules > "$d/build.log" 2>&1 &&
+		[[ -f "$d/o2lnd.ko" ]]; then
+		say "$d/o2lnd.ko for $rel612 (W=1, no warning); feature probes:"
+		grep '^o2lnd: probe' "$d/build.log" | sed 's/^/    /'
+		rm -rf "$RES/debian612" "$RES/debian612-siw"
+		LANE=${stage5_pid:+6.12} O2_KERNEL=debian612 O2_KO="$d/o2lnd.ko" O2_RESULTS="$RES/debian612" O2_KMEMLEAK=0 \
+			O2_LUSTRE= O2_LUSTRE_SKIP="the Lustre peer is built for Debian's 6.1 kernel only" \
+			run_itest "$OUT/itest-612.xml" "$OUT/itest-612.log" "${O2_612_TIMEOUT:-1200}" \
+			--gtest_filter="$F612"
+		[[ -s "$OUT/itest-612.xml" ]] || missing+=("6.12 scenarios: no XML report (crashed?)")
+		if [[ "${O2_CHECK_SIW:-1}" == 0 || "${O2_CHECK_612_SIW:-0}" == 0 ]]; then
+			# 14 cases in ~150-200 s: over the budget for now (O2_CHECK_612_SIW=1 runs them)
+			say "siw on 6.12: skipped (O2_CHECK_612_SIW=1 runs it; O2_CHECK_SIW=0 also skips it)"
+		elif ! "$TOP/testbed/siw-module.sh" "${O2_CACHE:-/var/cache/o2lnd}/kernels/debian612" > "$OUT/siw-module-612.log" 2>&1; then
+			tail -20 "$OUT/siw-module-612.log" | sed 's/^/    /'
+			missing+=("siw.ko for 6.12: testbed/siw-module.sh failed (log $OUT/siw-module-612.log)")
+		else
+			say "siw.ko for 6.12: $(tail -1 "$OUT/siw-module-612.log")"
+			LANE=${stage5_pid:+6.12} O2_KERNEL=debian612 O2_KO="$d/o2lnd.ko" O2_RESULTS="$RES/debian612-siw" O2_TRANSPORT=siw O2_KMEMLEAK=0 \
+				O2_LUSTRE= O2_LUSTRE_SKIP="the Lustre peer is tested on Soft-RoCE only" \
+				run_itest "$OUT/itest-612-siw.xml" "$OUT/itest-612-siw.log" "${O2_612_TIMEOUT:-1200}" \
+				--gtest_filter="$F612_SIW"
+			[[ -s "$OUT/itest-612-siw.xml" ]] || missing+=("6.12 siw scenarios: no XML report (crashed?)")
+		fi
+	else
+		tail -20 "$d/build.log" 2>/dev/null | sed 's/^/    /'
+		missing+=("building o2lnd.ko for 6.12 (${rel612:-no .testbed-abi-debian612}) with W=1 failed (log $d/build.log)")
+	fi
+fi
+stage_done 6 "log $OUT/itest-612.log, guest logs $RES/debian612/itest/"
+
+
+# ---------------------------------------------------------------- 7 DKMS
+dkms_k=$(cat "$TOP/.testbed-abi" 2>/dev/null || echo '?')
+[[ "$K612" != 0 ]] && dkms_k+=" and $(cat "$TOP/.testbed-abi-debian612" 2>/dev/null || echo '?')"
+stage 7 "DKMS: add, build, install, remove for $dkms_k"
+if [[ "${O2_CHECK_DKMS:-1}" == 0 ]]; then
+	say "skipped (O2_CHECK_DKMS=0)"
+else
+	O2_DKMS_KERNELS=$([[ "$K612" == 0 ]] && cat "$TOP/.testbed-abi" 2>/dev/null) \
+		"$TOP/testbed/dkms-test.sh" "$OUT" || true
+	[[ -s "$OUT/dkms.xml" ]] || missing+=("DKMS test wrote no XML report (log $OUT/dkms.log)")
+fi
+stage_done 7 "log $OUT/dkms.log"
+
+if [[ -n "$stage5_pid" ]]; then
+	say "waiting for the siw lane (stage 5$([[ -n "$DEBUG_IN_LANE" ]] && echo ', then 8-11')), which ran beside stages 6 and 7"
+	wait "$stage5_pid"
+fi
+if [[ -f "$OUT/missing-5" ]]; then
+	while IFS= read -r m; do missing+=("$m"); done < "$OUT/missing-5"
+fi
+
+if [[ "$KERNELS" != 0 && -z "$DEBUG_IN_LANE" ]]; then
+	debug_stages
+elif [[ "$KERNELS" != 0 ]]; then
+	say "stages 8-11 ran in the siw lane, beside stages 6 and 7"
+fi
+if [[ -f "$OUT/missing-debug" ]]; then
+	while IFS= read -r m; do missing+=("$m"); done < "$OUT/missing-debug"
 fi
 
 # ---------------------------------------------------------------- summary

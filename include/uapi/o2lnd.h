@@ -71,7 +71,7 @@
 #include <linux/ioctl.h>
 #include "o2lnd_counters.h"
 
-#define O2LND_ABI_VERSION	9
+#define O2LND_ABI_VERSION	10
 #define O2LND_ABI_VERSION_MIN	5	/* the oldest ABI the module accepts */
 #define O2LND_IOC_MAX_SIZE	4096	/* larger hdr.size: -E2BIG */
 #define O2LND_DEV_NAME		"o2lnd"		/* /dev/o2lnd */
@@ -462,6 +462,11 @@ struct o2lnd_ioc_peer {
  * @noops_queued: out: NOOPs and credit-less messages waiting
  * @idle_ms: out: ms since the last Send was posted
  * @keepalives: out: keepalive NOOPs sent on it
+ * @comp_vector: out (ABI 10): the completion vector of its CQ (the
+ *	connections of a device take its vectors in turn)
+ * @comp_vectors: out (ABI 10): the completion vectors of its device (0
+ *	without a QP)
+ * @send_count: out (ABI 10): messages posted on it (NOOPs included)
  */
 struct o2lnd_ioc_conn {
 	struct o2lnd_ioc_hdr hdr;
@@ -493,7 +498,12 @@ struct o2lnd_ioc_conn {
 	__u32 noops_queued;
 	__u32 idle_ms;
 
-	O2LND_CONN_COUNTERS(O2LND_COUNTER_FIELD)
+	O2LND_CONN_COUNTERS_ABI3(O2LND_COUNTER_FIELD)
+
+	__u32 comp_vector;
+	__u32 comp_vectors;
+
+	O2LND_CONN_COUNTERS_ABI10(O2LND_COUNTER_FIELD)
 };
 
 /**
@@ -891,6 +901,7 @@ struct o2lnd_ioc_net_cfg {
 #define O2LND_IOC_NET_SIZE_VER1		376	/* ABI 7: health */
 #define O2LND_IOC_NET_SIZE_VER2		384	/* ABI 8: resend_count */
 #define O2LND_IOC_NET_CFG_SIZE_VER0	96	/* ABI 9 */
+#define O2LND_IOC_CONN_SIZE_VER1	152	/* ABI 10: comp_vector(s), send_count */
 
 #define O2LND_IOC_MAGIC		0xb2
 

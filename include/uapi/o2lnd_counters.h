@@ -107,9 +107,15 @@
 	O2LND_PEER_COUNTERS_TAIL(X)
 
 /* Connection counters (struct o2lnd_ioc_conn); `o2ctl conn show` prints them */
-#define O2LND_CONN_COUNTERS(X)						\
+#define O2LND_CONN_COUNTERS_ABI3(X)					\
 	X(__u32, keepalives, show, "keepalives",			\
 	  "keepalive NOOPs sent on it")
+#define O2LND_CONN_COUNTERS_ABI10(X)					\
+	X(__u64, send_count, show, "send count",			\
+	  "messages posted on it (NOOPs included)")
+#define O2LND_CONN_COUNTERS(X)						\
+	O2LND_CONN_COUNTERS_ABI3(X)					\
+	O2LND_CONN_COUNTERS_ABI10(X)
 
 /* Route counters (struct o2lnd_ioc_route); `o2ctl route show` prints them */
 #define O2LND_ROUTE_COUNTERS(X)						\

@@ -79,6 +79,7 @@ static void o2_conn_connect_fn(struct work_struct *work)
 /**
  * o2_conn_start_active() - start an active connect to @peer
  * @peer: the peer
+ * @extra: a connect beyond the peer's first (conns_per_peer)
  *
  * The conn enters ACTIVE_CONNECT on the peer's list at once (so later
  * sends queue behind it); connd creates the cm_id and resolves the
@@ -88,11 +89,13 @@ static void o2_conn_connect_fn(struct work_struct *work)
  * call this after dropping it (the conn's allocation may sleep): a send
  * and connd's scan can both decide so for one peer.  The decision is
  * taken again here, under the lock: a peer that has a conn by now gets
- * no second one, and its waiting messages go on the conn it has.
+ * no second one, and its waiting messages go on the conn it has.  An
+ * @extra connect (conns_per_peer, from connd's scan) starts only while
+ * o2_peer_wants_conn_locked() holds.
  *
  * Return: 0 (also when the peer has a conn already) or an errno.
  */
-int o2_conn_start_active(struct o2_peer *peer)
+int o2_conn_start_active(struct o2_peer *peer, bool extra)
 {
 	struct o2_ni *ni = peer->ni;
 	struct o2_conn *conn;
@@ -114,11 +117,13 @@ int o2_conn_start_active(struct o2_peer *peer)
 		o2_conn_put(conn);
 		return -ENETDOWN;
 	}
-	if (!list_empty(&peer->conns)) {
+	if (extra ? !o2_peer_wants_conn_locked(peer) :
+		    !list_empty(&peer->conns)) {
 		spin_unlock(&ni->lock);
 		o2_conn_put(conn);
 		return 0;
 	}
+	conn->extra = extra;
 	spin_lock(&conn->lock);
 	o2_conn_set_state(conn, O2_CONN_ACTIVE_CONNECT);
 	conn->phase = O2_PHASE_ADDR;

@@ -143,8 +143,10 @@ int o2_conn_setup_qp(struct o2_conn *conn)
 		rc = o2_tx_bufs_alloc(conn);
 	if (rc)
 		return rc;
-	conn->cq = ib_alloc_cq(dev->ibdev, conn, nsend + nrecv, 0,
-			       IB_POLL_WORKQUEUE);
+	conn->comp_vector = o2_comp_vector_pick((u32)atomic_inc_return(&dev->cqs) - 1,
+						dev->ibdev->num_comp_vectors);
+	conn->cq = ib_alloc_cq(dev->ibdev, conn, nsend + nrecv,
+			       conn->comp_vector, IB_POLL_WORKQUEUE);
 	if (IS_ERR(conn->cq)) {
 		rc = PTR_ERR(conn->cq);
 		conn->cq = NULL;
@@ -263,6 +265,14 @@ void o2_conn_close(struct o2_conn *conn, int error)
 		if (conn->active && old < O2_CONN_ESTABLISHED &&
 		    o2_connect_failed(error))
 			peer->n.connect_failures++;
+		/* a failed extra connect: the next one waits, backing off */
+		if (conn->extra && old < O2_CONN_ESTABLISHED &&
+		    o2_connect_failed(error)) {
+			peer->grow_backoff_ms =
+				o2_backoff_next(peer->grow_backoff_ms);
+			peer->grow_at = jiffies +
+				msecs_to_jiffies(peer->grow_backoff_ms);
+		}
 		if (conn->active && old < O2_CONN_ESTABLISHED &&
 		    o2_connect_failed(error) && !peer->reconnect &&
 		    list_empty(&peer->conns) && !ni->shutdown) {
@@ -371,6 +381,39 @@ void o2_peer_update_state(struct o2_peer *peer)
 }
 
 /**
+ * o2_peer_wants_conn_locked() - should we open one more conn to @peer?
+ * @peer: the peer; caller holds ni->lock
+ *
+ * conns_per_peer: o2_peer_wants_conn() on its conns, and not while a
+ * failed extra connect's backoff runs, a reconnect is scheduled or the
+ * NI stops.
+ *
+ * Return: true if an extra active connect may start now.
+ */
+bool o2_peer_wants_conn_locked(struct o2_peer *peer)
+{
+	int established = 0, active = 0, others = 0;
+	struct o2_conn *conn;
+
+	lockdep_assert_held(&peer->ni->lock);
+	if (o2_conns_per_peer <= 1 || peer->reconnect || peer->ni->shutdown ||
+	    !READ_ONCE(peer->ni->up) ||
+	    (peer->grow_backoff_ms && time_before(jiffies, peer->grow_at)))
+		return false;
+	list_for_each_entry(conn, &peer->conns, peer_list) {
+		if (READ_ONCE(conn->state) == O2_CONN_ESTABLISHED) {
+			established++;
+			active += conn->active;
+		} else {
+			others++;
+		}
+	}
+	return o2_peer_wants_conn(established, active, others,
+				  o2_conns_per_peer,
+				  peer->nid == peer->ni->nid);
+}
+
+/**
  * o2_conn_established() - a conn reached ESTABLISHED
  * @conn: the conn (already in ESTABLISHED)
  *
@@ -390,6 +433,8 @@ void o2_conn_established(struct o2_conn *conn)
 	peer->retries = 0;
 	peer->addr_retries = 0;
 	peer->backoff_ms = 0;
+	if (conn->extra)
+		peer->grow_backoff_ms = 0;
 	peer->reconnect = false;
 	o2_peer_update_state(peer);
 	list_splice_init(&peer->tx_queue, &txs);

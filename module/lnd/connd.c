@@ -288,6 +288,7 @@ static bool o2_connd_scan_ni(struct o2_ni *ni)
 	struct o2_conn *conn, *expired = NULL;
 	struct o2_peer *peer, *reconnect = NULL;
 	unsigned long now = jiffies;
+	bool grow = false;
 	unsigned long stall = msecs_to_jiffies(o2_stall_ms(o2_ack_timeout,
 							   O2_CM_RETRY_COUNT,
 							   o2_timeout));
@@ -354,6 +355,13 @@ static bool o2_connd_scan_ni(struct o2_ni *ni)
 			reconnect = peer;
 			goto out;
 		}
+		/* conns_per_peer: one more conn, once the others are up */
+		if (o2_peer_wants_conn_locked(peer)) {
+			kref_get(&peer->ref);
+			reconnect = peer;
+			grow = true;
+			goto out;
+		}
 	}
 out:
 	spin_unlock(&ni->lock);
@@ -383,13 +391,26 @@ close:
 		o2_conn_put(expired);
 		return true;
 	}
+	if (reconnect && grow) {
+		if (o2_conn_start_active(reconnect, true)) {
+			/* not now (no memory, NI down): back off */
+			spin_lock(&ni->lock);
+			reconnect->grow_backoff_ms =
+				o2_backoff_next(reconnect->grow_backoff_ms);
+			reconnect->grow_at = jiffies +
+				msecs_to_jiffies(reconnect->grow_backoff_ms);
+			spin_unlock(&ni->lock);
+		}
+		o2_peer_put(reconnect);
+		return true;
+	}
 	if (reconnect) {
 		LIST_HEAD(fail);
 		int rc;
 
 		trace_o2lnd_reconnect(ni->nid, reconnect->nid,
 				      reconnect->backoff_ms, 0);
-		rc = o2_conn_start_active(reconnect);
+		rc = o2_conn_start_active(reconnect, false);
 
 		if (rc) {
 			spin_lock(&ni->lock);

@@ -53,6 +53,8 @@ extern wait_queue_head_t o2_exit_waitq;
  *	a device every registration is posted as LOCAL_INV + REG_MR of the
  *	same key, a pair that gives the same result when executed twice; the
  *	key is not bumped between uses (o2_bulk_map_on()).
+ * @cqs: CQs made on the device so far: the next one's completion vector
+ *	(o2_comp_vector_pick())
  */
 struct o2_dev {
 	struct list_head list;
@@ -69,6 +71,7 @@ struct o2_dev {
 	atomic64_t mr_recovered;
 	bool reg_replayed;
 	struct ib_event_handler event_handler;
+	atomic_t cqs;
 };
 
 /**
@@ -306,6 +309,10 @@ struct o2_ni {
  * @state: O2_PEER_*, kept by o2_peer_update_state()
  * @backoff_ms: current reconnect backoff after failed connects (0 after
  *	a success)
+ * @grow_backoff_ms: backoff after a failed extra connect (conns_per_peer;
+ *	0 after a success)
+ * @grow_at: jiffies: no extra connect before (with @grow_backoff_ms)
+ * @conn_cursor: the established conn the next message takes, in turn
  * @last_error: errno of the last failure
  * @last_reject: reason of the last reject received
  * @n: the __u32 counters of O2LND_PEER_COUNTERS, same names (ni->lock)
@@ -338,6 +345,9 @@ struct o2_peer {
 	bool in_table;
 	enum o2_peer_state state;
 	unsigned int backoff_ms;
+	unsigned int grow_backoff_ms;
+	unsigned long grow_at;
+	u32 conn_cursor;
 	int last_error;
 	u8 last_reject;
 	struct {
@@ -413,11 +423,13 @@ struct o2_txbuf {
  * @dev: RDMA device resources are on (holds a user count), or NULL
  * @cmid: the cm_id
  * @cq: completion queue
+ * @comp_vector: @cq's completion vector (o2_comp_vector_pick())
  * @qp: queue pair
  * @lock: protects the fields below it
  * @state: O2_CONN_*
  * @phase: active connect phase
  * @active: we initiated it
+ * @extra: an active connect beyond the peer's first (conns_per_peer)
  * @deadline: jiffies by which the current connect phase must end
  * @error: why it closes
  * @cp: negotiated parameters
@@ -431,6 +443,7 @@ struct o2_txbuf {
  * @send_progress: jiffies of the last send completion, or of the post
  *	that found no send in flight (o2_sends_stalled())
  * @keepalives: keepalive NOOPs sent (O2LND_CONN_COUNTERS, @lock)
+ * @send_count: messages posted (O2LND_CONN_COUNTERS, @lock)
  * @rtr_held: receive buffers held by messages waiting for a router
  *	buffer or being copied out of one; teardown waits for 0, which
  *	o2_rtr_conn_closed() makes immediate
@@ -476,11 +489,13 @@ struct o2_conn {
 	struct o2_dev *dev;
 	struct rdma_cm_id *cmid;
 	struct ib_cq *cq;
+	int comp_vector;
 	struct ib_qp *qp;
 	spinlock_t lock;	/* state, credits, tx queues */
 	enum o2_conn_state state;
 	enum o2_conn_phase phase;
 	bool active;
+	bool extra;
 	unsigned long deadline;
 	int error;
 	struct o2_connparams cp;
@@ -492,6 +507,7 @@ struct o2_conn {
 	unsigned long last_send;
 	unsigned long send_progress;
 	u32 keepalives;
+	u64 send_count;
 	atomic_t late_sends;
 	atomic_t rtr_held;
 	bool rtr_closed;
@@ -636,7 +652,8 @@ void o2_peer_update_state(struct o2_peer *peer);
 
 /* cm.c */
 int o2_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
-int o2_conn_start_active(struct o2_peer *peer);
+int o2_conn_start_active(struct o2_peer *peer, bool extra);
+bool o2_peer_wants_conn_locked(struct o2_peer *peer);
 
 /* tx.c */
 void o2_tx_pool_init(struct o2_ni *ni);

@@ -618,6 +618,7 @@ static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
 	    conn->nudges < U8_MAX)
 		conn->nudges++;
 	conn->last_send = jiffies;
+	conn->send_count++;
 	if (tx->keepalive) {
 		conn->keepalives++;
 		atomic64_inc(&conn->ni->stats.keepalives);

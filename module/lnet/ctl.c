@@ -51,6 +51,10 @@ static_assert(offsetof(struct o2lnd_ioc_peer, stale_closes) == 124);
 static_assert(offsetof(struct o2lnd_ioc_peer, send_count) == 136);
 static_assert(offsetof(struct o2lnd_ioc_peer, tx_timeouts) == 216);
 static_assert(offsetof(struct o2lnd_ioc_conn, keepalives) == 132);
+static_assert(sizeof(struct o2lnd_ioc_conn) == O2LND_IOC_CONN_SIZE_VER1);
+static_assert(offsetof(struct o2lnd_ioc_conn, comp_vector) ==
+	      O2LND_IOC_CONN_SIZE_VER0);
+static_assert(offsetof(struct o2lnd_ioc_conn, send_count) == 144);
 static_assert(offsetof(struct o2lnd_ioc_route, sent) == 48);
 static_assert(offsetof(struct o2lnd_ioc_routing, forwarded) == 112);
 static_assert(sizeof(struct o2lnd_ioc_net) == O2LND_IOC_NET_SIZE_VER2);

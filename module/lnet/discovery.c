@@ -770,17 +770,6 @@ int o2_discover(u64 nid, u32 timeout_ms, struct o2lnd_ioc_lpeer *out)
 }
 
 /**
- * o2_discovery_enabled() - lnet_peer_discovery_disabled is 0
- *
- * Return: true if o2lnd discovers peers on first send and says in its
- * ping info that it does discovery.
- */
-bool o2_discovery_enabled(void)
-{
-	return !o2_discovery_disabled;
-}
-
-/**
  * o2_discover_on_send() - a selftest RPC goes to @nid: discover its peer
  *	first, as LNet does on the first PUT or GET to a peer
  * @nid: the NID the RPC was sent to

@@ -11,13 +11,41 @@
 #include "trace.h"
 
 /*
+ * The established conn of @peer that a message takes: with several
+ * (conns_per_peer), each in turn.  Caller holds ni->lock.
+ * Return: the conn (no reference taken) or NULL.
+ */
+static struct o2_conn *o2_peer_conn_pick_locked(struct o2_peer *peer)
+{
+	struct o2_conn *c, *first = NULL;
+	u32 n = 0, k;
+
+	list_for_each_entry(c, &peer->conns, peer_list) {
+		if (READ_ONCE(c->state) != O2_CONN_ESTABLISHED)
+			continue;
+		if (!n++)
+			first = c;
+	}
+	if (n <= 1)
+		return first;
+	k = peer->conn_cursor++ % n;
+	list_for_each_entry(c, &peer->conns, peer_list) {
+		if (READ_ONCE(c->state) != O2_CONN_ESTABLISHED)
+			continue;
+		if (!k--)
+			return c;
+	}
+	return first;
+}
+
+/*
  * Send a tx that holds its LNet credits to its peer: on an ESTABLISHED
  * conn, or queued for one (connecting first if nothing is under way).
  * Return: 0 if it was queued, else the errno it failed with.
  */
 static int o2_peer_send(struct o2_peer *peer, struct o2_tx *tx)
 {
-	struct o2_conn *conn = NULL, *c;
+	struct o2_conn *conn = NULL;
 	struct o2_ni *ni = peer->ni;
 	bool connect = false;
 	LIST_HEAD(fail);
@@ -31,13 +59,9 @@ again:
 		o2_tx_put(tx);
 		return -ESHUTDOWN;
 	}
-	list_for_each_entry(c, &peer->conns, peer_list) {
-		if (READ_ONCE(c->state) == O2_CONN_ESTABLISHED) {
-			conn = c;
-			kref_get(&conn->ref);
-			break;
-		}
-	}
+	conn = o2_peer_conn_pick_locked(peer);
+	if (conn)
+		kref_get(&conn->ref);
 	if (!conn) {
 		list_add_tail(&tx->list, &peer->tx_queue);
 		/* in BACKOFF the tx waits: connd connects when it ends */
@@ -62,7 +86,7 @@ again:
 			o2_tx_put(tx);
 		}
 	} else if (connect) {
-		rc = o2_conn_start_active(peer);
+		rc = o2_conn_start_active(peer, false);
 		if (rc) {
 			spin_lock(&ni->lock);
 			if (list_empty(&peer->conns))

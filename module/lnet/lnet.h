@@ -147,7 +147,6 @@ u32 o2_ping_seqno(void);
 void o2_push_rx(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
 		const void *payload, u32 plen);
 int o2_discover(u64 nid, u32 timeout_ms, struct o2lnd_ioc_lpeer *out);
-bool o2_discovery_enabled(void);
 void o2_discover_on_send(u64 nid);
 void o2_push_all(void);
 void o2_health_recover(void);

@@ -228,8 +228,8 @@ u32 o2_ping_info_fill(void *buf, u32 size)
 	pi.magic = cpu_to_le32(O2_PING_MAGIC);
 	pi.features = cpu_to_le32(O2_PING_FEAT_BASE | O2_PING_FEAT_NI_STATUS |
 				  O2_PING_FEAT_MULTI_RAIL |
-				  (o2_discovery_enabled() ?
-				   O2_PING_FEAT_DISCOVERY : 0) |
+				  (o2_discovery_disabled ? 0 :
+				   O2_PING_FEAT_DISCOVERY) |
 				  (READ_ONCE(o2_forwarding) ? 0 :
 				   O2_PING_FEAT_RTE_DISABLED));
 	pi.pid = cpu_to_le32(O2LND_PID_LUSTRE);

@@ -117,18 +117,30 @@ static bool o2_bulk_pattern(struct o2_bulk *b, bool check)
 	return true;
 }
 
+/*
+ * An RPC's part is over (@data: our side of the exchange, @answer: the
+ * peer's answer), or it failed (@status): it finishes at the first error,
+ * or once both parts are over.  Caller holds the pending table's lock.
+ */
+static void o2_brw_update_locked(struct o2_brw_req *r, int status, bool data,
+				 bool answer)
+{
+	if (r->w.finished)
+		return;
+	r->data_done |= data;
+	r->answered |= answer;
+	if (status || (r->data_done && r->answered))
+		o2_pend_wait_finish_locked(&r->w, status);
+}
+
 static void o2_brw_update(u64 cookie, int status, bool data, bool answer)
 {
 	struct o2_brw_req *r;
 
 	o2_pend_lock();
 	r = o2_pend_find_locked(cookie, O2_PEND_BRW);
-	if (r && !r->w.finished) {
-		r->data_done |= data;
-		r->answered |= answer;
-		if (status || (r->data_done && r->answered))
-			o2_pend_wait_finish_locked(&r->w, status);
-	}
+	if (r)
+		o2_brw_update_locked(r, status, data, answer);
 	o2_pend_unlock();
 }
 
@@ -301,11 +313,11 @@ bool o2_brw_lnet_ack(u64 cookie, u64 from, u64 match_bits, u32 mlength)
 	o2_pend_lock();
 	r = o2_pend_find_locked(cookie, O2_PEND_BRW);
 	found = r && r->nid == nid && r->op == O2LND_BRW_WRITE;
+	if (found)
+		o2_brw_update_locked(r, o2_remote_status((s64)match_bits),
+				     false, true);
 	o2_pend_unlock();
-	if (!found)
-		return false;
-	o2_brw_update(cookie, o2_remote_status((s64)match_bits), false, true);
-	return true;
+	return found;
 }
 
 /*

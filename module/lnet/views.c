@@ -307,6 +307,11 @@ int o2_conn_show(u32 ni_index, u32 index, struct o2lnd_ioc_conn *out)
 		out->error = conn->error;
 		out->qp_num = conn->qp ? conn->qp->qp_num : 0;
 		out->nrx = conn->rxs ? conn->nrx : 0;
+		if (conn->qp) {
+			out->comp_vector = conn->comp_vector;
+			out->comp_vectors = max(conn->dev->ibdev->num_comp_vectors,
+						1);
+		}
 		spin_unlock(&conn->lock);
 	}
 	spin_unlock(&ni->conns_lock);

@@ -472,6 +472,8 @@ std::string format_conn_show(const std::vector<o2lnd::ConnInfo>& conns) {
     y.kv(kListField, "noops queued", c.noops_queued);
     y.kv(kListField, "idle ms", c.idle_ms);
     counters(y, kListField, c, "show", o2lnd::visit_conn_counters<o2lnd::ConnInfo, CounterSink>);
+    y.kv(kListField, "comp vector", c.comp_vector);
+    y.kv(kListField, "comp vectors", c.comp_vectors);
   }
   return y.take();
 }

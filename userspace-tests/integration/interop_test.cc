@@ -207,6 +207,62 @@ TEST_F(Interop, PingsBothWaysWithoutAFailure) {
   EXPECT_EQ(cs.size(), 1U) << dump(cs);
 }
 
+// conns_per_peer=2 on either side, against Lustre's o2iblnd: a Lustre
+// node that opens two connections to o2lnd gets both accepted, and o2lnd
+// answers on both, opening none of its own; then o2lnd opens two to a
+// Lustre node at its default, which accepts them.  Pings both ways all
+// succeed, and no connection is added or lost.
+TEST_F(Interop, TwoConnectionsPerPeerEitherWay) {
+  Guest& lu = guest("g1");
+  Guest& o2 = guest("g2");
+  auto established = [&](bool active) {
+    int n = 0;
+    for (const Record& c : conns(o2)) {
+      if (field(c, "state") == "established" && field(c, "active") == (active ? "true" : "false")) {
+        n++;
+      }
+    }
+    return n;
+  };
+  auto pings = [&](int rounds) {
+    int fail = 0;
+    std::string last;
+    for (int i = 0; i < rounds; i++) {
+      if (!lctl_ping(lu, kO2lnd, &last)) fail++;
+      if (!o2_ping(o2, kLustre0, &last)) fail++;
+    }
+    EXPECT_EQ(fail, 0) << last;
+    return fail;
+  };
+  // Lustre opens two
+  lustre_up(lu, kNet, "", "conns_per_peer=2");
+  ASSERT_TRUE(insmod(o2, kNet).ok());
+  ASSERT_TRUE(lctl_ping(lu, kO2lnd));
+  for (int i = 0; i < 40 && established(false) < 2; i++) usleep(250 * 1000);
+  EXPECT_EQ(established(false), 2) << "o2lnd did not accept Lustre's two:\n" << dump(conns(o2));
+  const int fail_in = pings(10);
+  EXPECT_EQ(established(false), 2) << dump(conns(o2));
+  EXPECT_EQ(established(true), 0) << "o2lnd opened connections beside Lustre's";
+  for (const Record& c : conns(o2)) {
+    if (field(c, "state") == "established") {
+      EXPECT_GT(need(c, "send count"), 2) << "o2lnd did not answer on each:\n" << dump(conns(o2));
+    }
+  }
+  figure("lustre_opens_two_ping_failures", std::to_string(fail_in) + "/20");
+  // o2lnd opens two
+  lustre_down(lu);
+  expect_unload_frees_rdma(o2);
+  lustre_up(lu, kNet);
+  ASSERT_TRUE(insmod_with(o2, kNet, "conns_per_peer=2").ok());
+  ASSERT_TRUE(o2_ping(o2, kLustre0));
+  for (int i = 0; i < 40 && established(true) < 2; i++) usleep(250 * 1000);
+  EXPECT_EQ(established(true), 2) << "Lustre did not accept o2lnd's two:\n" << dump(conns(o2));
+  const int fail_out = pings(10);
+  EXPECT_EQ(established(true), 2) << dump(conns(o2));
+  EXPECT_EQ(established(false), 0) << dump(conns(o2));
+  figure("o2lnd_opens_two_ping_failures", std::to_string(fail_out) + "/20");
+}
+
 // A Lustre node offers 257 fragments (LNET_MAX_IOV + 1) and its
 // peer_credits: o2lnd accepts both as they are, in one round trip.
 TEST_F(Interop, LustreConnectsWithoutAReject) {
@@ -947,6 +1003,10 @@ TEST_F(InteropBench, O2lndBesideO2iblndInOneBoot) {
   Guest& g2 = guest("g2");
   const int rounds = bench_env("O2_BENCH_ROUNDS", 3);
   const int secs = bench_env("O2_BENCH_SECONDS", 20);
+  // o2lnd's module parameters for its rounds (e.g. "conns_per_peer=4")
+  const char* o2params = std::getenv("O2_BENCH_O2LND_PARAMS");
+  const std::string params = o2params != nullptr ? o2params : "";
+  if (!params.empty()) std::printf("[ o2lnd    ] %s\n", params.c_str());
   const char* netem = std::getenv("O2_BENCH_NETEM");
   if (netem != nullptr && *netem != '\0') {
     RunResult q = run(
@@ -967,8 +1027,8 @@ TEST_F(InteropBench, O2lndBesideO2iblndInOneBoot) {
         lustre_up(g1, kNet);
         lustre_up(g2, kNet);
       } else {
-        ASSERT_TRUE(insmod(g1, kNet).ok());
-        ASSERT_TRUE(insmod(g2, kNet).ok());
+        ASSERT_TRUE(insmod_with(g1, kNet, params).ok());
+        ASSERT_TRUE(insmod_with(g2, kNet, params).ok());
         ASSERT_TRUE(o2_ping(g1, "192.168.1.2@o2ib0"));
       }
       if (HasFatalFailure()) return;

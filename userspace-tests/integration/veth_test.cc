@@ -2,7 +2,11 @@
 // a veth pair: rxe0 on veth0 (192.168.1.1), rxe1 on veth1 (192.168.1.2),
 // policy-routed so that traffic between the addresses crosses the pair.
 // With O2_TRANSPORT=siw the same on Soft-iWARP: siw0 on veth0, siw1 on veth1.
+#include <unistd.h>
+
 #include <algorithm>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +50,147 @@ TEST_F(OneGuestVeth, PingOwnNidSelfConnect) {
   // Twice: the second ping reuses (or cleanly re-creates) the connection.
   RunResult r = o2ctl(g, "ping 192.168.1.1@o2ib0", 60);
   EXPECT_EQ(r.status, 0) << r.out;
+}
+
+// The connections of a device spread their CQs over its completion
+// vectors, in turn, as o2iblnd does (kiblnd_get_completion_vector()), so
+// their completions are handled on as many CPUs as the device has vectors.
+// Three connections on rxe0 here: the two halves of a ping to our own NID
+// and the one to the other NI's.  The guests have one vCPU (of two
+// possible: rxe offers a vector per possible CPU), so this shows the
+// placement, not a gain.
+TEST_F(OneGuestVeth, ConnsOfADeviceTakeItsCompletionVectorsInTurn) {
+  Guest& g = guest("g1");
+  ASSERT_TRUE(insmod(g, kBothEnds).ok()) << bed().test_log();
+  expect_ping_ok(g, "192.168.1.1@o2ib0");
+  expect_ping_ok(g, "192.168.1.2@o2ib0", "--source 192.168.1.1@o2ib0");
+  std::vector<int64_t> vectors;
+  int64_t nvec = 0;
+  for (const Record& c : conns(g)) {
+    if (field(c, "state") != "established" || field(c, "local nid") != "192.168.1.1@o2ib0") {
+      continue;
+    }
+    const int64_t v = need(c, "comp vector");
+    nvec = need(c, "comp vectors");
+    EXPECT_GE(nvec, 1) << "a connection with a QP names its device's vectors";
+    EXPECT_LT(v, nvec) << "a vector the device does not have";
+    vectors.push_back(v);
+  }
+  ASSERT_EQ(vectors.size(), 3U) << "two halves of the self-connect and one to the other NI";
+  figure("rxe0_comp_vectors", std::to_string(nvec));
+  if (nvec >= 2) {
+    const std::set<int64_t> used(vectors.begin(), vectors.end());
+    EXPECT_EQ(used.size(), std::min<std::size_t>(3, static_cast<std::size_t>(nvec)))
+        << "three CQs in turn on a device of " << nvec << " vectors";
+  }
+}
+
+// conns_per_peer=3, as o2iblnd's: the NI that connects (A) opens three
+// connections to B, one after another, and B accepts them and opens none
+// of its own; messages take them in turn, both ways (each carries its
+// share of a checked write flood, by its send count), and nothing churns:
+// after the flood the same three connections, no connect beyond the
+// three.  Closed, they come back as three.
+TEST_F(OneGuestVeth, ConnsPerPeerOpensThatManyAndMessagesTakeThemInTurn) {
+  Guest& g = guest("g1");
+  ASSERT_TRUE(insmod_with(g, kBothEnds, "conns_per_peer=3").ok()) << bed().test_log();
+  const std::string a = "192.168.1.1@o2ib0";
+  const std::string b = "192.168.1.2@o2ib0";
+  auto established = [&](const std::string& local, bool active) {
+    std::vector<Record> out;
+    for (const Record& c : conns(g)) {
+      if (field(c, "local nid") == local && field(c, "state") == "established" &&
+          field(c, "active") == (active ? "true" : "false")) {
+        out.push_back(c);
+      }
+    }
+    return out;
+  };
+  auto wait_three = [&] {
+    for (int i = 0; i < 60 && established(a, true).size() < 3; i++) usleep(250 * 1000);
+    return established(a, true).size();
+  };
+  expect_ping_ok(g, b, "--source " + a);
+  ASSERT_EQ(wait_three(), 3U) << "A did not open three connections to B";
+  EXPECT_EQ(established(b, false).size(), 3U) << "B did not accept three";
+  EXPECT_EQ(established(b, true).size(), 0U) << "B opened connections of its own";
+  const int64_t connects = need(peer(g, a, b), "connects");
+  std::map<std::string, int64_t> before;
+  for (const Record& c : established(a, true)) before[field(c, "qp")] = need(c, "send count");
+  Selftest st = parse_selftest(o2ctl(g,
+                                     "selftest brw write " + b + " --from " + a +
+                                         " --size 64K --check --concurrency 6 --duration 3 -y",
+                                     120));
+  ASSERT_EQ(st.error, "") << st.text();
+  EXPECT_EQ(st.at("errors.total"), 0) << st.text();
+  // the other way: B sends on the three connections it accepted
+  Selftest back = parse_selftest(
+      o2ctl(g, "selftest ping " + a + " --from " + b + " --concurrency 6 --duration 2 -y", 120));
+  EXPECT_EQ(back.at("errors.total"), 0) << back.text();
+  const auto after = established(a, true);
+  ASSERT_EQ(after.size(), 3U) << "a connection was lost or added under traffic";
+  const double rpcs = st.at("rpcs");
+  for (const Record& c : after) {
+    const std::string qp = field(c, "qp");
+    ASSERT_EQ(before.count(qp), 1U) << "connection qp " << qp << " is new: churn";
+    const int64_t sent = need(c, "send count") - before[qp];
+    figure("sends_on_qp_" + qp, std::to_string(sent));
+    // in turn: each takes about a third of the flood's messages
+    EXPECT_GT(static_cast<double>(sent), rpcs / 6) << "qp " << qp << " carried too little";
+  }
+  for (const Record& c : established(b, false)) {
+    EXPECT_GT(need(c, "send count"), 10) << "B did not use the connection it accepted";
+  }
+  EXPECT_EQ(need(peer(g, a, b), "connects"), connects) << "connects beyond the three";
+  figure("rpcs", std::to_string(static_cast<int64_t>(rpcs)));
+  // closed, all three come back
+  ASSERT_TRUE(o2ctl(g, "peer close " + b + " --source " + a).ok());
+  expect_ping_ok(g, b, "--source " + a);
+  EXPECT_EQ(wait_three(), 3U) << "three connections did not come back after a close";
+  expect_unload_frees_rdma(g);
+}
+
+// Both NIs connect to each other at once with conns_per_peer=2: one side
+// ends up holding the connections (the higher NID's, B, when the two
+// connects cross; whichever got through first otherwise), the other opens
+// none beside them, and it settles: two connections, and no connect in
+// the next 3 s.
+TEST_F(OneGuestVeth, ConnsPerPeerBothSidesConnectingAtOnceSettle) {
+  Guest& g = guest("g1");
+  ASSERT_TRUE(insmod_with(g, kBothEnds, "conns_per_peer=2").ok()) << bed().test_log();
+  const std::string a = "192.168.1.1@o2ib0";
+  const std::string b = "192.168.1.2@o2ib0";
+  RunResult both = run(g,
+                       o2ctl_path() + " ping " + b + " --source " + a + " & " + o2ctl_path() +
+                           " ping " + a + " --source " + b + "; wait",
+                       60);
+  auto count = [&](const std::string& local, bool active) {
+    int n = 0;
+    for (const Record& c : conns(g)) {
+      if (field(c, "local nid") == local && field(c, "state") == "established" &&
+          field(c, "active") == (active ? "true" : "false")) {
+        n++;
+      }
+    }
+    return n;
+  };
+  for (int i = 0; i < 60 && count(a, true) + count(b, true) < 2; i++) usleep(250 * 1000);
+  const bool b_holds = count(b, true) > 0;
+  const std::string holder = b_holds ? b : a, other = b_holds ? a : b;
+  figure("holder_is_the_higher_nid", b_holds ? "1" : "0");
+  EXPECT_EQ(count(holder, true), 2) << holder << " should hold two:\n" << both.out;
+  EXPECT_EQ(count(other, true), 0) << other << " kept connections of its own beside the others";
+  EXPECT_EQ(count(other, false), 2);
+  const int64_t ca = need(peer(g, a, b), "connects");
+  const int64_t cb = need(peer(g, b, a), "connects");
+  usleep(3 * 1000 * 1000);
+  EXPECT_EQ(need(peer(g, a, b), "connects"), ca) << "A keeps connecting";
+  EXPECT_EQ(need(peer(g, b, a), "connects"), cb) << "B keeps connecting";
+  EXPECT_EQ(count(holder, true), 2);
+  EXPECT_EQ(count(other, true), 0);
+  expect_ping_ok(g, b, "--source " + a);
+  expect_ping_ok(g, a, "--source " + b);
+  expect_unload_frees_rdma(g);
 }
 
 // The tracepoints of module/trace.h are usable from tracefs: a connect, a

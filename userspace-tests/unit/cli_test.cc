@@ -644,6 +644,9 @@ TEST_F(PeerCliTest, ConnShowPrintsYaml) {
   c.noops_queued = 4;
   c.idle_ms = 250;
   c.keepalives = 6;
+  c.comp_vector = 1;
+  c.comp_vectors = 2;
+  c.send_count = 99;
   o2lnd_ioc_conn z = make_conn(kPeer, O2LND_CONN_ZOMBIE);
   z.error = -ECONNABORTED;
   z.credits = -1;
@@ -675,6 +678,9 @@ TEST_F(PeerCliTest, ConnShowPrintsYaml) {
             "      noops queued: 4\n"
             "      idle ms: 250\n"
             "      keepalives: 6\n"
+            "      send count: 99\n"
+            "      comp vector: 1\n"
+            "      comp vectors: 2\n"
             "    - peer: 192.168.1.2@o2ib0\n"
             "      local nid: 192.168.1.1@o2ib0\n"
             "      state: zombie\n"
@@ -698,7 +704,10 @@ TEST_F(PeerCliTest, ConnShowPrintsYaml) {
             "      noops posted: 0\n"
             "      noops queued: 0\n"
             "      idle ms: 0\n"
-            "      keepalives: 0\n");
+            "      keepalives: 0\n"
+            "      send count: 0\n"
+            "      comp vector: 0\n"
+            "      comp vectors: 0\n");
   auto shape = o2ctl_yaml::conn_show(out());
   EXPECT_TRUE(shape.check.ok()) << shape.check.str() << out();
   auto conns = YAML::Load(out())["conn"];

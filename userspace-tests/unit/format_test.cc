@@ -414,6 +414,8 @@ TEST(FormatConnShow, EveryKeyParsesWithItsType) {
   EXPECT_TRUE(shape.check.ok()) << shape.check.str() << yaml;
   EXPECT_EQ(entry_of(yaml, "conn"), (Record{{"active", "true"},
                                             {"age ms", "0"},
+                                            {"comp vector", "0"},
+                                            {"comp vectors", "0"},
                                             {"concurrent sends", "0"},
                                             {"credits", "-3"},
                                             {"deadline ms", "0"},
@@ -432,6 +434,7 @@ TEST(FormatConnShow, EveryKeyParsesWithItsType) {
                                             {"queue depth", "0"},
                                             {"reserved credits", "-1"},
                                             {"rx buffers", "0"},
+                                            {"send count", "0"},
                                             {"sq free", "0"},
                                             {"sq size", "0"},
                                             {"state", "active_connect"},

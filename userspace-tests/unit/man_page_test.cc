@@ -72,9 +72,10 @@ TEST(ManPage, DocumentsTheCreditAndHealthKeys) {
         "concurrent_sends", "ntx", "keepalive", "tx_credits:", "available", "tx_live",
         "tx credits max", "tx credits min", "credit queued", "health", "failures", "downs",
         "alive ms", "tx timeouts", "reserved credits", "concurrent sends", "sq size", "sq free",
-        "noops posted", "noops queued", "idle ms", "queue full drops", "early replies", "CRED",
-        "HEALTH", "TXS", "RSV", "SENDS", "NOOPS", "IDLE_MS", "TMO", "QFULL", "EARLY", "rpc_per_s",
-        "msg_per_s", "latency_us", "wall_latency_us", "duration_s", "expired", "dropped", "refused",
+        "noops posted", "noops queued", "idle ms", "comp vector", "comp vectors", "send count",
+        "queue full drops", "early replies", "CRED", "HEALTH", "TXS", "RSV", "SENDS", "NOOPS",
+        "IDLE_MS", "TMO", "QFULL", "EARLY", "rpc_per_s", "msg_per_s", "latency_us",
+        "wall_latency_us", "duration_s", "expired", "dropped", "refused",
         // ABI 4: bulk transfers
         "rdma_bytes", "bulk_errors", "bulk:", "max_immediate", "max_frags", "cksum", "mr_pool:",
         "max_pages", "recovered", "MRS", "mib_per_s", "rdma_rpcs", "verify", "KiB", "MiB",

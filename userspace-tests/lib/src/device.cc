@@ -302,6 +302,8 @@ ConnInfo decode(const o2lnd_ioc_conn& reply) {
   out.noops_queued = reply.noops_queued;
   out.idle_ms = reply.idle_ms;
   O2LND_CONN_COUNTERS(O2LND_CXX_COUNTER_COPY)
+  out.comp_vector = reply.comp_vector;
+  out.comp_vectors = reply.comp_vectors;
   return out;
 }
 

@@ -210,6 +210,9 @@ struct ConnInfo {
   std::uint32_t noops_queued = 0;         // NOOPs and credit-less messages waiting
   std::uint32_t idle_ms = 0;              // since the last Send was posted
   O2LND_CONN_COUNTERS(O2LND_CXX_COUNTER)  // keepalives
+  // ABI 10.
+  std::uint32_t comp_vector = 0;   // its CQ's completion vector
+  std::uint32_t comp_vectors = 0;  // its device's (0: no QP, or an older module)
 };
 
 // One route (O2LND_IOC_ROUTE_SHOW).

@@ -530,6 +530,8 @@ inline Shape conn_show(const std::string& yaml) {
     f.push_back({k, Kind::kInt});
   }
   add_counters(f, o2lnd::kConnCounters, "show");
+  f.push_back({"comp vector", Kind::kInt});   // ABI 10
+  f.push_back({"comp vectors", Kind::kInt});  // ABI 10
   for (std::size_t i = 0; conns && i < conns.size(); ++i) {
     ++s.entries;
     s.check.map(conns[i], f, "conn[" + std::to_string(i) + "]");
