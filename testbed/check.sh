@@ -685,7 +685,7 @@ except OSError:
 stages.sort(key=lambda st: int(st[0]) if st[0].isdigit() else 99)
 fresh = os.path.exists(os.path.join(out, "fresh"))
 budget = budget_fresh if fresh else budget_warm
-print("stage times" + (" (stage 5 ran beside stage 6: they add up to more than the whole):" if os.environ.get("O2_LANES", "2") != "1" else ":"))
+print("stage times" + (" (stage 5, then 8-11, ran beside stages 6 and 7: they add up to more than the whole):" if os.environ.get("O2_LANES", "2") != "1" else ":"))
 for n, secs, name in stages:
     print(f"    {n:>2} {name[:68]:<68} {secs:>5} s  {secs / 60:5.1f} min")
 kind = "fresh: the debug kernel was built in this run" if fresh else (
