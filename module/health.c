@@ -318,14 +318,12 @@ int o2_mr_pick(const struct o2_mr_cand *c, int n, u32 *cursor)
  */
 int o2_mr_pick_resend(struct o2_mr_cand *c, int n, u32 *cursor, int failed)
 {
-	bool was;
 	int k;
 
 	if (failed < 0 || failed >= n || !c[failed].usable)
 		return o2_mr_pick(c, n, cursor);
-	was = c[failed].usable;
 	c[failed].usable = false;
 	k = o2_mr_pick(c, n, cursor);
-	c[failed].usable = was;
+	c[failed].usable = true;
 	return k >= 0 ? k : o2_mr_pick(c, n, cursor);
 }

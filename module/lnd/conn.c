@@ -267,12 +267,8 @@ void o2_conn_close(struct o2_conn *conn, int error)
 			peer->n.connect_failures++;
 		/* a failed extra connect: the next one waits, backing off */
 		if (conn->extra && old < O2_CONN_ESTABLISHED &&
-		    o2_connect_failed(error)) {
-			peer->grow_backoff_ms =
-				o2_backoff_next(peer->grow_backoff_ms);
-			peer->grow_at = jiffies +
-				msecs_to_jiffies(peer->grow_backoff_ms);
-		}
+		    o2_connect_failed(error))
+			o2_peer_grow_backoff_locked(peer);
 		if (conn->active && old < O2_CONN_ESTABLISHED &&
 		    o2_connect_failed(error) && !peer->reconnect &&
 		    list_empty(&peer->conns) && !ni->shutdown) {
@@ -378,6 +374,20 @@ void o2_peer_update_state(struct o2_peer *peer)
 	     "o2lnd: bad peer transition %s -> %s\n",
 	     o2_peer_state_name(peer->state), o2_peer_state_name(state));
 	peer->state = state;
+}
+
+/**
+ * o2_peer_grow_backoff_locked() - an extra connect to @peer failed
+ * @peer: the peer; caller holds ni->lock
+ *
+ * The next extra connect (conns_per_peer) waits for the grow backoff,
+ * which doubles (o2_backoff_next()) until an extra connect succeeds.
+ */
+void o2_peer_grow_backoff_locked(struct o2_peer *peer)
+{
+	lockdep_assert_held(&peer->ni->lock);
+	peer->grow_backoff_ms = o2_backoff_next(peer->grow_backoff_ms);
+	peer->grow_at = jiffies + msecs_to_jiffies(peer->grow_backoff_ms);
 }
 
 /**

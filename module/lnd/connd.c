@@ -395,10 +395,7 @@ close:
 		if (o2_conn_start_active(reconnect, true)) {
 			/* not now (no memory, NI down): back off */
 			spin_lock(&ni->lock);
-			reconnect->grow_backoff_ms =
-				o2_backoff_next(reconnect->grow_backoff_ms);
-			reconnect->grow_at = jiffies +
-				msecs_to_jiffies(reconnect->grow_backoff_ms);
+			o2_peer_grow_backoff_locked(reconnect);
 			spin_unlock(&ni->lock);
 		}
 		o2_peer_put(reconnect);

@@ -654,6 +654,7 @@ void o2_peer_update_state(struct o2_peer *peer);
 int o2_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
 int o2_conn_start_active(struct o2_peer *peer, bool extra);
 bool o2_peer_wants_conn_locked(struct o2_peer *peer);
+void o2_peer_grow_backoff_locked(struct o2_peer *peer);
 
 /* tx.c */
 void o2_tx_pool_init(struct o2_ni *ni);

@@ -450,6 +450,17 @@ static void o2_brw_tx_done(struct o2_tx *tx)
 	o2_brw_update(tx->cookie, tx->status, true, false);
 }
 
+/* Launch @tx, an IMMEDIATE message of RPC @r, which it never outlives. */
+static int o2_brw_launch(struct o2_ni *ni, struct o2_brw_req *r,
+			 struct o2_tx *tx)
+{
+	tx->cookie = r->w.cookie;
+	tx->done = o2_brw_tx_done;
+	tx->deadline = r->deadline;
+	tx->has_deadline = true;
+	return o2_ni_launch(ni, r->nid, tx);
+}
+
 static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 {
 	struct o2_lnet_hdr *h;
@@ -470,11 +481,7 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 		h->msg.put.ptl_index = cpu_to_le32(O2_BRW_PORTAL);
 		o2_pattern(h + 1, 0, r->nob, r->seed, false);
 		tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*h) + r->nob;
-		tx->cookie = r->w.cookie;
-		tx->done = o2_brw_tx_done;
-		tx->deadline = r->deadline;	/* nothing outlives the RPC */
-		tx->has_deadline = true;
-		return o2_ni_launch(ni, r->nid, tx);
+		return o2_brw_launch(ni, r, tx);
 	}
 	if (r->op == O2LND_BRW_READ && (!r->rdma || r->routed)) {
 		tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
@@ -487,11 +494,7 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 		h->msg.get.ptl_index = cpu_to_le32(O2_BRW_PORTAL);
 		h->msg.get.sink_length = cpu_to_le32(r->nob);
 		tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*h);
-		tx->cookie = r->w.cookie;
-		tx->done = o2_brw_tx_done;
-		tx->deadline = r->deadline;	/* nothing outlives the RPC */
-		tx->has_deadline = true;
-		return o2_ni_launch(ni, r->nid, tx);
+		return o2_brw_launch(ni, r, tx);
 	}
 
 	b = o2_bulk_alloc(ni, r->op == O2LND_BRW_WRITE ? O2_BULK_PUT_SRC :
@@ -566,9 +569,9 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
  * deadline holds: each attempt chooses its path anew (o2_lnet_select()),
  * and a resend to a Multi-Rail peer takes another rail than the failed
  * attempt's where one is usable (the failed path's health may not be
- * lowered yet: its txs may still be in flight).  Each attempt has a cookie of its own: an answer
- * to an abandoned attempt finds nothing.  A write sent twice writes the
- * same pattern twice; a read reads it twice.
+ * lowered yet: its txs may still be in flight).  Each attempt has a
+ * cookie of its own: an answer to an abandoned attempt finds nothing.  A
+ * write sent twice writes the same pattern twice; a read reads it twice.
  *
  * Return: 0 or an errno (see struct o2lnd_ioc_brw).
  */
