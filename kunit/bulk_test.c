@@ -145,7 +145,25 @@ static void peer_statuses_never_read_as_local_hopeless_errors(struct kunit *test
 	KUNIT_EXPECT_EQ(test, o2_remote_status(S64_MIN), -EPROTO);
 }
 
+static void only_checked_acked_or_routed_writes_ask_for_an_ack(struct kunit *test)
+{
+	const u32 w = O2LND_BRW_WRITE, r = O2LND_BRW_READ;
+	const u32 chk = O2LND_BRW_F_CHECK, ack = O2LND_BRW_F_ACK;
+
+	/* an unchecked write to our network: the transport's ack is enough */
+	KUNIT_EXPECT_FALSE(test, o2_brw_wants_ack(w, 0, false));
+	/* the server's verdict, asked for, or the end beyond a router */
+	KUNIT_EXPECT_TRUE(test, o2_brw_wants_ack(w, chk, false));
+	KUNIT_EXPECT_TRUE(test, o2_brw_wants_ack(w, ack, false));
+	KUNIT_EXPECT_TRUE(test, o2_brw_wants_ack(w, chk | ack, false));
+	KUNIT_EXPECT_TRUE(test, o2_brw_wants_ack(w, 0, true));
+	/* a read's answer is its data, never an ACK */
+	KUNIT_EXPECT_FALSE(test, o2_brw_wants_ack(r, 0, false));
+	KUNIT_EXPECT_FALSE(test, o2_brw_wants_ack(r, chk | ack, true));
+}
+
 static struct kunit_case o2_bulk_cases[] = {
+	KUNIT_CASE(only_checked_acked_or_routed_writes_ask_for_an_ack),
 	KUNIT_CASE(peer_statuses_never_read_as_local_hopeless_errors),
 	KUNIT_CASE(good_descriptor_in_either_byte_order),
 	KUNIT_CASE(bad_descriptors_are_refused),

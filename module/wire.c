@@ -443,6 +443,29 @@ int o2_remote_status(s64 status)
 	}
 }
 
+/**
+ * o2_brw_wants_ack() - does a selftest RPC's PUT ask for an LNet ACK?
+ * @op: O2LND_BRW_WRITE or O2LND_BRW_READ
+ * @flags: O2LND_BRW_F_*
+ * @routed: the peer is behind a router
+ *
+ * A write that checks its data needs the server's verdict, which the
+ * ACK carries; one with O2LND_BRW_F_ACK asks for it anyway.  A routed
+ * write needs the ACK to know that the data reached the server and not
+ * only the router.  Any other write (unchecked, to a peer on our
+ * network) asks for none, as an LNet PUT with LNET_NOACK_REQ: it is over
+ * when the peer's transport has acknowledged its last message (the
+ * inline PUT, or the PUT_DONE after the RDMA write), one message sooner.
+ * A refusal (PUT_NAK) still fails it.  A read's answer is its data.
+ *
+ * Return: true if the write must ask for an ACK.
+ */
+bool o2_brw_wants_ack(u32 op, u32 flags, bool routed)
+{
+	return op == O2LND_BRW_WRITE &&
+	       ((flags & (O2LND_BRW_F_CHECK | O2LND_BRW_F_ACK)) || routed);
+}
+
 static u32 o2_pi_u32(bool flip, __le32 v)
 {
 	return flip ? swab32(le32_to_cpu(v)) : le32_to_cpu(v);

@@ -137,6 +137,9 @@ struct o2_lnet_wmd {
 	__le64 object_cookie;
 } __packed;
 
+/* LNet's LNET_WIRE_HANDLE_COOKIE_NONE: a PUT that wants no ACK */
+#define O2_LNET_WMD_NONE	(~0ULL)
+
 /**
  * struct o2_lnet_hdr - the LNet header (72 bytes, little-endian)
  * @dest_nid: destination NID
@@ -335,6 +338,7 @@ u8 o2_connparams_check(const struct o2_connparams *peer,
 bool o2_race_we_win(u64 our_nid, u64 peer_nid);
 u8 o2_credits_return(int outstanding);
 int o2_remote_status(s64 status);
+bool o2_brw_wants_ack(u32 op, u32 flags, bool routed);
 int o2_bulk_body_unpack(u8 type, void *body, u32 len, bool flip,
 			u32 max_frags, u32 max_nob, u32 *rd_nob);
 int o2_ping_info_unpack(const void *buf, u32 len, bool cut,

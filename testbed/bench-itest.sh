@@ -24,7 +24,8 @@
 #       puts that netem qdisc on g2's eth0 for the run; O2_BENCH_SHAPES=a,b
 #       runs only the shapes named, e.g. brw_write_1M_x1;
 #       O2_BENCH_O2LND_PARAMS="conns_per_peer=4" loads o2lnd with those
-#       parameters): bulk 1 MiB write/read at 1
+#       parameters; O2_BENCH_O2LND_WRITE_ARGS="--ack" gives o2ctl's brw
+#       writes those options): bulk 1 MiB write/read at 1
 #       and 8 in flight, 4 KiB write and ping at 8 and 1, host CPU per GiB
 #       and per 1000 RPCs, medians and ratios.  Needs the Lustre peer
 #       (testbed/lustre-build.sh, from O2_LUSTRE_SRC; built if O2_LUSTRE

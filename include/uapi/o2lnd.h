@@ -71,7 +71,7 @@
 #include <linux/ioctl.h>
 #include "o2lnd_counters.h"
 
-#define O2LND_ABI_VERSION	10
+#define O2LND_ABI_VERSION	11
 #define O2LND_ABI_VERSION_MIN	5	/* the oldest ABI the module accepts */
 #define O2LND_IOC_MAX_SIZE	4096	/* larger hdr.size: -E2BIG */
 #define O2LND_DEV_NAME		"o2lnd"		/* /dev/o2lnd */
@@ -651,6 +651,8 @@ struct o2lnd_ioc_fault {
 #define O2LND_BRW_READ		2	/* GET @size bytes from the peer */
 #define O2LND_BRW_MAX_SIZE	(1U << 20)
 #define O2LND_BRW_F_CHECK	0x1	/* fill and verify a pattern */
+/* ABI 11: a write asks for the LNet ACK even unchecked */
+#define O2LND_BRW_F_ACK		0x2
 
 /**
  * struct o2lnd_ioc_brw - O2LND_IOC_BRW: one bulk RPC of the selftest
@@ -661,14 +663,18 @@ struct o2lnd_ioc_fault {
  * @op: in: O2LND_BRW_WRITE or O2LND_BRW_READ
  * @size: in: payload bytes, 0..O2LND_BRW_MAX_SIZE
  * @timeout_ms: in: 1..O2LND_PING_TIMEOUT_MAX_MS; 0 means the default
- * @flags: in: O2LND_BRW_F_CHECK or 0
+ * @flags: in: O2LND_BRW_F_CHECK, O2LND_BRW_F_ACK (ABI 11), or 0
  * @seed: in: pattern seed (with O2LND_BRW_F_CHECK)
  * @rtt_ns: out: time from send to completion
  * @rdma: out: 1 if the payload went by RDMA, 0 if inline
  * @pad: in: 0
  *
- * A write sends an LNet PUT that the peer checks and acknowledges (LNet
- * ACK); a read sends an LNet GET whose REPLY the peer fills.  Payloads
+ * A write sends an LNet PUT.  A checked write (O2LND_BRW_F_CHECK), a
+ * write through a router and, from ABI 11, one with O2LND_BRW_F_ACK ask
+ * for an LNet ACK, which carries the peer's verdict; any other write
+ * asks for none (LNet's LNET_NOACK_REQ) and is over once the peer's
+ * transport has acknowledged its last message.  A read sends an LNet GET
+ * whose REPLY the peer fills.  Payloads
  * above the NI's max_immediate go by RDMA write from the side holding the
  * data, into memory registered with fast registration (FRWR).  Returns
  * 0; -EBADMSG when the pattern did not verify (at either end); -ETIMEDOUT;

@@ -129,7 +129,8 @@ static long o2_ctl_brw(void *arg)
 
 	timeout = a.timeout_ms ? a.timeout_ms : O2LND_PING_TIMEOUT_DEFAULT_MS;
 	if ((a.op != O2LND_BRW_WRITE && a.op != O2LND_BRW_READ) ||
-	    a.size > O2LND_BRW_MAX_SIZE || (a.flags & ~O2LND_BRW_F_CHECK) ||
+	    a.size > O2LND_BRW_MAX_SIZE ||
+	    (a.flags & ~(O2LND_BRW_F_CHECK | O2LND_BRW_F_ACK)) ||
 	    a.pad || timeout > O2LND_PING_TIMEOUT_MAX_MS ||
 	    a.nid == O2LND_NID_ANY ||
 	    o2_net_type(o2_nid_net(a.nid)) != O2LND_NET_TYPE_O2IB)

@@ -6,7 +6,8 @@
  *
  *   write: PUT to the portal (inline, or by RDMA: bulk.c's PUT exchange);
  *          the server checks the data and answers with an LNet ACK whose
- *          match_bits carry its result;
+ *          match_bits carry its result, if the PUT asked for one (a
+ *          checked, routed or O2LND_BRW_F_ACK write: o2_brw_wants_ack());
  *   read:  GET on the portal; the server answers with the data (inline
  *          REPLY, an RDMA write into our sink, or, through a router, a
  *          REPLY sent as a PUT).
@@ -31,7 +32,7 @@
  * @data_done: our part of the bulk exchange is over (sent and
  *	invalidated, or received, invalidated and checked)
  * @answered: the peer's answer arrived (LNet ACK of a write; the data of
- *	a read)
+ *	a read), or none is awaited (a write that asks for no ACK)
  * @ni: the NI
  * @op: O2LND_BRW_*
  * @nob: payload bytes
@@ -147,6 +148,8 @@ static void o2_brw_update(u64 cookie, int status, bool data, bool answer)
 /*
  * The LNet ACK of a PUT to the selftest portal: match_bits carry the
  * result (0, or a negative errno such as -EBADMSG), mlength the bytes.
+ * None if the PUT asked for none (an unchecked write: the writer learns
+ * nothing from it that its transport has not told it).
  */
 static void o2_brw_send_ack(struct o2_ni *ni, u64 to,
 			    const struct o2_lnet_wmd *wmd, int status, u32 nob)
@@ -154,6 +157,8 @@ static void o2_brw_send_ack(struct o2_ni *ni, u64 to,
 	struct o2_lnet_hdr *h;
 	struct o2_tx *tx;
 
+	if (le64_to_cpu(wmd->object_cookie) == O2_LNET_WMD_NONE)
+		return;		/* the writer asked for none */
 	ni = o2_ni_answer(ni, to);
 	tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
 
@@ -461,6 +466,28 @@ static int o2_brw_launch(struct o2_ni *ni, struct o2_brw_req *r,
 	return o2_ni_launch(ni, r->nid, tx);
 }
 
+/*
+ * The LNet header of a selftest write: a PUT to the portal, asking for
+ * an ACK unless the RPC expects none (@r->answered already: see
+ * o2_brw_wants_ack()).
+ */
+static void o2_brw_put_hdr(struct o2_lnet_hdr *h, struct o2_ni *ni,
+			   const struct o2_brw_req *r)
+{
+	o2_lnet_hdr_init(h, ni, r->nid, O2_LNET_MSG_PUT, r->nob);
+	if (r->answered) {
+		h->msg.put.ack_wmd.interface_cookie =
+			cpu_to_le64(O2_LNET_WMD_NONE);
+		h->msg.put.ack_wmd.object_cookie =
+			cpu_to_le64(O2_LNET_WMD_NONE);
+	} else {
+		h->msg.put.ack_wmd.object_cookie = cpu_to_le64(r->w.cookie);
+	}
+	h->msg.put.match_bits = cpu_to_le64(r->flags);
+	h->msg.put.hdr_data = cpu_to_le64(r->seed);
+	h->msg.put.ptl_index = cpu_to_le32(O2_BRW_PORTAL);
+}
+
 static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 {
 	struct o2_lnet_hdr *h;
@@ -474,11 +501,7 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 		if (!tx)
 			return -ENOBUFS;
 		h = tx->msg + sizeof(struct o2_msg_hdr);
-		o2_lnet_hdr_init(h, ni, r->nid, O2_LNET_MSG_PUT, r->nob);
-		h->msg.put.ack_wmd.object_cookie = cpu_to_le64(r->w.cookie);
-		h->msg.put.match_bits = cpu_to_le64(r->flags);
-		h->msg.put.hdr_data = cpu_to_le64(r->seed);
-		h->msg.put.ptl_index = cpu_to_le32(O2_BRW_PORTAL);
+		o2_brw_put_hdr(h, ni, r);
 		o2_pattern(h + 1, 0, r->nob, r->seed, false);
 		tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*h) + r->nob;
 		return o2_brw_launch(ni, r, tx);
@@ -518,11 +541,7 @@ static int o2_brw_start(struct o2_ni *ni, struct o2_brw_req *r)
 			return -ENOBUFS;
 		}
 		m = tx->msg + sizeof(struct o2_msg_hdr);
-		o2_lnet_hdr_init(&m->hdr, ni, r->nid, O2_LNET_MSG_PUT, r->nob);
-		m->hdr.msg.put.ack_wmd.object_cookie = cpu_to_le64(r->w.cookie);
-		m->hdr.msg.put.match_bits = cpu_to_le64(r->flags);
-		m->hdr.msg.put.hdr_data = cpu_to_le64(r->seed);
-		m->hdr.msg.put.ptl_index = cpu_to_le32(O2_BRW_PORTAL);
+		o2_brw_put_hdr(&m->hdr, ni, r);
 		m->cookie = b->cookie;
 	} else {
 		struct o2_get_msg *m;
@@ -609,6 +628,9 @@ int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 		r->flags = flags;
 		r->rdma = size > O2_MAX_IMMEDIATE;
 		r->routed = o2_nid_net(dest) != o2_nid_net(ni->nid);
+		/* a write that asks for no ACK has no answer to wait for */
+		r->answered = op == O2LND_BRW_WRITE &&
+			      !o2_brw_wants_ack(op, flags, r->routed);
 		r->deadline = deadline;
 		rc = o2_pend_wait_add(&r->w, r, O2_PEND_BRW);
 		if (rc)

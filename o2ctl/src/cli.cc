@@ -822,6 +822,7 @@ constexpr Option kSelftestBrwOptions[] = {
     {"--from", "", true},  {"--concurrency", "", true}, {"--duration", "", true},
     {"--count", "", true}, {"--timeout", "", true},     {"--yaml", "-y", false},
     {"--size", "", true},  {"--check", "", false},      {"--seed", "", true},
+    {"--ack", "", false},
 };
 
 // The NIDs and the options common to every mode, into `config`; false after
@@ -942,6 +943,10 @@ int run_selftest_brw(Env& env, const Opts& opts, const Positional& positional) {
   }
   brw.size = *size;
   brw.check = opts.contains("--check");
+  brw.ack = opts.contains("--ack");
+  if (brw.ack && brw.op != O2LND_BRW_WRITE) {
+    return usage_error(env, kCmd, "--ack applies to write only (a read's answer is its data)");
+  }
   if (auto it = opts.find("--seed"); it != opts.end()) {
     std::uint64_t seed = 0;
     bool ok = !it->second.empty() && it->second.size() <= 19;
@@ -973,6 +978,7 @@ int run_selftest_brw(Env& env, const Opts& opts, const Positional& positional) {
     req.size = brw.size;
     req.timeout = config.timeout;
     req.check = brw.check;
+    req.ack = brw.ack;
     req.seed = brw.seed + ticket;
     auto r = dev.brw(req);
     return r ? st::RpcOutcome{0, r->rtt, r->rdma} : st::RpcOutcome{r.error().errnum, {}};
@@ -1267,12 +1273,15 @@ constexpr Command kCommands[] = {
      "  -y, --yaml            the report as YAML ('selftest:' ...)\n",
      kSelftestPingOptions, run_selftest_ping},
     {"selftest brw",
-     "write|read NID [NID...] --size SIZE [--check] [--seed N] [--from NID] [--concurrency N] "
+     "write|read NID [NID...] --size SIZE [--check] [--ack] [--seed N] [--from NID] [--concurrency "
+     "N] "
      "[--duration S | --count N] [--timeout MS] [-y]",
      "bulk read/write load test of peers, like lnet_selftest's brw",
      "Runs N threads that each make bulk RPCs back to back, round-robin over the\n"
-     "NIDs: a write PUTs SIZE bytes to the peer's selftest service, which\n"
-     "acknowledges it; a read GETs SIZE bytes from it.  Payloads above the NI's\n"
+     "NIDs: a write PUTs SIZE bytes to the peer's selftest service; a read\n"
+     "GETs SIZE bytes from it.  A checked or routed write (or one with --ack)\n"
+     "asks the service for an LNet ACK with its verdict; any other write is\n"
+     "over once the peer's transport has acknowledged it.  Payloads above the NI's\n"
      "max_immediate go by RDMA ('net show -v', bulk).  Reports as 'selftest\n"
      "ping' does, plus MiB/s (answered RPCs x SIZE / 2^20 / s), rdma rpcs (how\n"
      "many went by RDMA) and, among the brw errors, verify (the pattern did not\n"
@@ -1283,6 +1292,7 @@ constexpr Command kCommands[] = {
      "                        (binary: 64K = 65536) (required)\n"
      "      --check           fill the payload with a pattern and verify it at\n"
      "                        the receiving end\n"
+     "      --ack             a write asks for the LNet ACK even unchecked\n"
      "      --seed N          the pattern's seed: RPC number i uses N + i (default 0)\n"
      "      --from NID        the local NID to send from (default: the module picks)\n"
      "      --concurrency N   RPCs in flight, 1..256 (default 8)\n"
@@ -1290,7 +1300,7 @@ constexpr Command kCommands[] = {
      "      --count N         stop after N RPCs in all (instead of --duration)\n"
      "      --timeout MS      per RPC, 1..600000 ms (default: the module's, 5 s)\n"
      "  -y, --yaml            the report as YAML ('selftest:' with mode brw, op,\n"
-     "                        size, check, seed, mib_per_s, rdma_rpcs, ...)\n",
+     "                        size, check, ack, seed, mib_per_s, rdma_rpcs, ...)\n",
      kSelftestBrwOptions, run_selftest_brw},
     {"version",
      "",

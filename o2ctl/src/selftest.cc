@@ -320,7 +320,7 @@ std::string format_text(const PingReport& r) {
   std::string out;
   out += "selftest " +
          (brw ? "brw " + o2lnd::brw_op_name(brw->op) + ", size " + std::to_string(brw->size) +
-                    (brw->check ? ", check" : "") + ","
+                    (brw->check ? ", check" : "") + (brw->ack ? ", ack" : "") + ","
               : std::string("ping:")) +
          " " + std::to_string(r.config.peers.size()) +
          (r.config.peers.size() == 1 ? " peer" : " peers") + ", concurrency " +
@@ -370,6 +370,7 @@ std::string format_yaml(const PingReport& r) {
     kv(kField, "op", o2lnd::brw_op_name(brw->op));
     kv(kField, "size", std::to_string(brw->size));
     kv(kField, "check", brw->check ? "true" : "false");
+    kv(kField, "ack", brw->ack ? "true" : "false");
     kv(kField, "seed", std::to_string(brw->seed));
   }
   if (r.config.peers.empty()) {

@@ -551,6 +551,62 @@ TEST_F(BulkVeth, UncheckedRpcsOnPooledPagesLoseNothing) {
   figure("mr_recovered", std::to_string(recovered));
 }
 
+// An unchecked write asks for no LNet ACK (LNET_NOACK_REQ): B, the
+// server, sends nothing for an inline one and only the PUT_ACK for one by
+// RDMA; a checked write or one with --ack still gets its ACK (one more
+// message from B per RPC).  Counted by B's NI statistics.send_count, which
+// counts every message but NOOPs.  Every RPC succeeds either way, and the
+// checked writes after the unchecked ones still verify.
+TEST_F(BulkVeth, UncheckedWritesAskForNoAckAndCheckedOnesStillGetTheirVerdict) {
+  Guest& g = guest("g1");
+  ASSERT_TRUE(insmod(g, kBoth).ok()) << bed().test_log();
+  expect_ping_ok(g, kB, std::string("--source ") + kA);
+  auto b_sends = [&] {
+    RunResult r = o2ctl(g, "net show -v", 30);
+    EXPECT_TRUE(r.ok()) << r.out;
+    try {
+      for (const auto& net : YAML::Load(r.out)["net"]) {
+        for (const auto& n : net["local NI(s)"]) {
+          if (n["nid"].as<std::string>() == kB) return as_int(n["statistics"]["send_count"]);
+        }
+      }
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "net show -v does not parse: " << e.what() << "\n" << r.out;
+    }
+    return int64_t{-1};
+  };
+  constexpr int kCount = 50;
+  struct Case {
+    const char* name;
+    const char* size;
+    const char* flags;
+    int64_t b_sends_per_rpc;  // PUT_ACK (by RDMA) + ACK (if asked for)
+  };
+  for (const Case& c :
+       {Case{"inline_unchecked", "1K", "", 0}, Case{"inline_ack", "1K", "--ack", 1},
+        Case{"inline_check", "1K", "--check", 1}, Case{"rdma_unchecked", "1M", "", 1},
+        Case{"rdma_ack", "1M", "--ack", 2}, Case{"rdma_check", "1M", "--check", 2}}) {
+    const int64_t before = b_sends();
+    Brw b = brw(g, "write", kB, kA,
+                std::string("--size ") + c.size + " " + c.flags + " --concurrency 4 --count " +
+                    std::to_string(kCount) + " --timeout 30000");
+    const int64_t sent = b_sends() - before;
+    EXPECT_EQ(b.run.status, 0) << c.name << "\n" << b.text();
+    EXPECT_EQ(b.at("rpcs"), kCount) << c.name << "\n" << b.text();
+    EXPECT_EQ(b.err("total"), 0) << c.name << "\n" << b.text();
+    EXPECT_EQ(b.st["ack"].as<std::string>(""), std::string(c.flags) == "--ack" ? "true" : "false")
+        << b.text();
+    // a stray message (discovery, a router check) must not make this flaky
+    EXPECT_GE(sent, c.b_sends_per_rpc * kCount) << c.name << ": B sent " << sent;
+    EXPECT_LE(sent, c.b_sends_per_rpc * kCount + 2) << c.name << ": B sent " << sent;
+    figure(std::string("b_sends_") + c.name, std::to_string(sent));
+    figure(std::string("p50_us_") + c.name,
+           std::to_string(b.st && b.st["latency_us"] ? as_int(b.st["latency_us"]["p50"]) : -1));
+  }
+  expect_brw_ok(g, "write", kMiB, 4);
+  expect_mrs_free(g);
+}
+
 // cksum=1: every message carries an o2iblnd checksum; pings and 64 KiB
 // transfers both ways still succeed, and net show says cksum 1.
 TEST_F(BulkVeth, CksumParameterChecksMessages) {

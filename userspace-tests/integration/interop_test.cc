@@ -907,6 +907,8 @@ TEST_F(InteropRails, TrafficBothWaysUsesBothRails) {
 // O2_BENCH_ROUNDS (default 3), O2_BENCH_SECONDS (default 20);
 // O2_BENCH_NETEM (e.g. "loss 1%") puts a netem qdisc with those arguments
 // on g2's eth0 for the whole run, so both stacks meet the same lossy link.
+// O2_BENCH_O2LND_PARAMS: o2lnd's module parameters; O2_BENCH_O2LND_WRITE_ARGS:
+// more o2ctl options for its brw writes (e.g. "--ack").
 
 O2_SUITE_CLASS(InteropBench, "two", O2_INTEROP_MEMBERS);
 
@@ -1007,6 +1009,11 @@ TEST_F(InteropBench, O2lndBesideO2iblndInOneBoot) {
   const char* o2params = std::getenv("O2_BENCH_O2LND_PARAMS");
   const std::string params = o2params != nullptr ? o2params : "";
   if (!params.empty()) std::printf("[ o2lnd    ] %s\n", params.c_str());
+  // o2ctl's options for o2lnd's brw write rounds (e.g. "--ack": writes that
+  // ask for the LNet ACK, as before o2lnd's writes asked for none)
+  const char* o2write = std::getenv("O2_BENCH_O2LND_WRITE_ARGS");
+  const std::string write_args = o2write != nullptr ? o2write : "";
+  if (!write_args.empty()) std::printf("[ o2ctl    ] brw write %s\n", write_args.c_str());
   const char* netem = std::getenv("O2_BENCH_NETEM");
   if (netem != nullptr && *netem != '\0') {
     RunResult q = run(
@@ -1074,7 +1081,10 @@ TEST_F(InteropBench, O2lndBesideO2iblndInOneBoot) {
           RunResult b =
               o2ctl(g1,
                     std::string("selftest ") + s.o2 + " 192.168.1.2@o2ib0 --concurrency " +
-                        std::to_string(s.inflight) + " --duration " + std::to_string(secs),
+                        std::to_string(s.inflight) + " --duration " + std::to_string(secs) +
+                        (std::string_view(s.o2).starts_with("brw write") && !write_args.empty()
+                             ? " " + write_args
+                             : ""),
                     secs + 90);
           EXPECT_TRUE(b.ok()) << s.name << "\n" << b.out;
           std::smatch m;

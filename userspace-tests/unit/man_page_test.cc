@@ -56,10 +56,11 @@ TEST(ManPage, NamesEveryFaultKindEventReasonAndType) {
 
 TEST(ManPage, DocumentsEveryOptionOfTheNewCommands) {
   std::string page = plain(man_page());
-  for (const char* opt : {"--net",     "--verbose", "--source", "--peer",        "--local",
-                          "--count",   "--prob",    "--delay",  "--queue-depth", "--frags",
-                          "--device",  "--table",   "--from",   "--concurrency", "--duration",
-                          "--timeout", "--yaml",    "--size",   "--check",       "--seed"}) {
+  for (const char* opt :
+       {"--net",   "--verbose",     "--source",      "--peer",    "--local",  "--count",
+        "--prob",  "--delay",       "--queue-depth", "--frags",   "--device", "--table",
+        "--from",  "--concurrency", "--duration",    "--timeout", "--yaml",   "--size",
+        "--check", "--seed",        "--ack"}) {
     EXPECT_NE(page.find(opt), std::string::npos) << opt;
   }
 }

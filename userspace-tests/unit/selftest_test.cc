@@ -415,13 +415,13 @@ TEST_F(SelftestCliTest, ModesArePingAndBrw) {
     EXPECT_NE(out().find(opt), std::string::npos) << opt;
   }
   EXPECT_EQ(o2ctl({"selftest", "brw", "--help"}), kExitOk);
-  EXPECT_TRUE(
-      out().starts_with("Usage: o2ctl selftest brw write|read NID [NID...] --size SIZE [--check] "
-                        "[--seed N] [--from NID] [--concurrency N] [--duration S | --count N] "
-                        "[--timeout MS] [-y]\n"))
+  EXPECT_TRUE(out().starts_with(
+      "Usage: o2ctl selftest brw write|read NID [NID...] --size SIZE [--check] "
+      "[--ack] [--seed N] [--from NID] [--concurrency N] [--duration S | --count N] "
+      "[--timeout MS] [-y]\n"))
       << out();
-  for (const char* opt :
-       {"--size", "--check", "--seed", "KiB", "MiB", "verify", "rdma rpcs", "MiB/s", "mode brw"}) {
+  for (const char* opt : {"--size", "--check", "--ack", "--seed", "KiB", "MiB", "verify",
+                          "rdma rpcs", "MiB/s", "mode brw"}) {
     EXPECT_NE(out().find(opt), std::string::npos) << opt;
   }
   EXPECT_EQ(kernel_->opens, 0);
@@ -509,6 +509,7 @@ TEST(SelftestBrw, YamlAndTextOfABrwReport) {
             "    op: write\n"
             "    size: 65536\n"
             "    check: true\n"
+            "    ack: false\n"
             "    seed: 42\n"
             "    peers:\n"
             "        - 192.168.1.2@o2ib0\n"
@@ -605,6 +606,42 @@ TEST_F(SelftestCliTest, BrwSendsTheRequestAndReportsRdma) {
   EXPECT_NE(out().find("  rdma rpcs:        0\n"), std::string::npos) << out();
 }
 
+// --ack sets O2LND_BRW_F_ACK (and only it), and the reports say so.
+TEST_F(SelftestCliTest, BrwAckAsksForTheLnetAckAndTheReportSaysSo) {
+  kernel_->on_brw = [](o2lnd_ioc_brw& b) {
+    b.rtt_ns = 1000;
+    b.rdma = 1;
+    return 0;
+  };
+  EXPECT_EQ(o2ctl({"selftest", "brw", "write", "192.168.1.2@o2ib0", "--size", "1M", "--ack",
+                   "--count", "2", "-y"}),
+            kExitOk)
+      << err();
+  auto s = o2ctl_yaml::selftest(out());
+  EXPECT_TRUE(s.check.ok()) << s.check.str() << out();
+  auto st = YAML::Load(out())["selftest"];
+  EXPECT_TRUE(st["ack"].as<bool>());
+  EXPECT_FALSE(st["check"].as<bool>());
+  EXPECT_EQ(kernel_->last<o2lnd_ioc_brw>(O2LND_IOC_BRW).flags,
+            static_cast<std::uint32_t>(O2LND_BRW_F_ACK));
+
+  EXPECT_EQ(o2ctl({"selftest", "brw", "write", "192.168.1.2@o2ib0", "--size", "1M", "--ack",
+                   "--check", "--count", "1"}),
+            kExitOk)
+      << err();
+  EXPECT_EQ(kernel_->last<o2lnd_ioc_brw>(O2LND_IOC_BRW).flags,
+            static_cast<std::uint32_t>(O2LND_BRW_F_CHECK | O2LND_BRW_F_ACK));
+  EXPECT_NE(out().find("selftest brw write, size 1048576, check, ack, 1 peer"), std::string::npos)
+      << out();
+
+  EXPECT_EQ(o2ctl({"selftest", "brw", "write", "192.168.1.2@o2ib0", "--size", "1M", "--count",
+                   "1", "-y"}),
+            kExitOk)
+      << err();
+  EXPECT_FALSE(YAML::Load(out())["selftest"]["ack"].as<bool>());
+  EXPECT_EQ(kernel_->last<o2lnd_ioc_brw>(O2LND_IOC_BRW).flags, 0U);
+}
+
 TEST_F(SelftestCliTest, BrwVerifyFailuresAndHopelessErrors) {
   std::atomic<int> n{0};
   kernel_->on_brw = [&n](o2lnd_ioc_brw& b) {
@@ -659,6 +696,8 @@ TEST_F(SelftestCliTest, BrwUsageErrorsTouchNoDevice) {
       {{"selftest", "brw", "read", "192.168.1.2@o2ib0", "--size", "1", "--timeout", "600001"},
        "o2ctl selftest brw: invalid --timeout '600001': out of range (1..600000)\n"},
       {{"selftest", "brw", "read", "nowhere", "--size", "1"}, "o2ctl: invalid NID 'nowhere'"},
+      {{"selftest", "brw", "read", "192.168.1.2@o2ib0", "--size", "1M", "--ack"},
+       "o2ctl selftest brw: --ack applies to write only (a read's answer is its data)\n"},
   };
   for (const auto& c : cases) {
     EXPECT_EQ(o2ctl(c.args), kExitUsage) << c.err;

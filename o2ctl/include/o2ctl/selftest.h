@@ -97,6 +97,7 @@ struct BrwParams {
   std::uint32_t size = 0;              // bytes per RPC, 0..O2LND_BRW_MAX_SIZE
   bool check = false;                  // fill and verify a pattern
   std::uint64_t seed = 0;              // RPC number t uses seed + t
+  bool ack = false;                    // a write asks for the LNet ACK even unchecked
   bool operator==(const BrwParams&) const = default;
 };
 
@@ -164,6 +165,7 @@ o2lnd::Result<std::uint32_t> parse_size(std::string_view text);
 //       op: write            (or read)
 //       size: 1048576
 //       check: true
+//       ack: false           (--ack: the writes ask for the LNet ACK)
 //       seed: 0
 //       peers: ..., source, concurrency, duration_s, timeout_ms, rpcs,
 //       rpc_per_s, msg_per_s (as above)

@@ -464,7 +464,7 @@ Result<BrwResult> Device::brw(const BrwRequest& req) {
   arg.op = req.op;
   arg.size = req.size;
   arg.timeout_ms = static_cast<std::uint32_t>(req.timeout.count());
-  arg.flags = req.check ? O2LND_BRW_F_CHECK : 0;
+  arg.flags = (req.check ? O2LND_BRW_F_CHECK : 0U) | (req.ack ? O2LND_BRW_F_ACK : 0U);
   arg.seed = req.seed;
   if (int err = backend_->ioctl(O2LND_IOC_BRW, &arg); err != 0) {
     return fail(err, std::strerror(err));

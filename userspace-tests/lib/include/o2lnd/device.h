@@ -258,6 +258,7 @@ struct BrwRequest {
   std::uint32_t size = 0;                // 0..O2LND_BRW_MAX_SIZE bytes
   std::chrono::milliseconds timeout{0};  // 0: the module's default
   bool check = false;                    // O2LND_BRW_F_CHECK: fill and verify a pattern
+  bool ack = false;                      // O2LND_BRW_F_ACK: a write asks for the LNet ACK
   std::uint64_t seed = 0;                // the pattern's seed
 };
 

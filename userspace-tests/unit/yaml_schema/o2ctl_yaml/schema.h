@@ -611,7 +611,7 @@ inline Shape version(const std::string& yaml, bool with_module) {
 
 // `o2ctl selftest ping|brw -y`: entries = peers.  Also checks that the
 // latencies are ordered (min <= p50 <= p99 <= max) and that the error
-// classes add up to the total.  Mode brw has op, size, check, seed,
+// classes add up to the total.  Mode brw has op, size, check, ack, seed,
 // mib_per_s, rdma_rpcs and the error class verify.
 inline Shape selftest(const std::string& yaml) {
   Shape s;
@@ -629,6 +629,7 @@ inline Shape selftest(const std::string& yaml) {
                     {"op", Kind::kStr, !brw},
                     {"size", Kind::kInt, !brw},
                     {"check", Kind::kBool, !brw},
+                    {"ack", Kind::kBool, !brw},
                     {"seed", Kind::kInt, !brw},
                     {"mib_per_s", Kind::kNumber, !brw},
                     {"rdma_rpcs", Kind::kInt, !brw},
@@ -650,7 +651,7 @@ inline Shape selftest(const std::string& yaml) {
   if (st["mode"].Scalar() != "ping" && !brw) {
     s.check.fail("selftest: mode '" + st["mode"].Scalar() + "' is not ping or brw");
   }
-  if (!brw && (st["op"] || st["size"] || st["check"] || st["mib_per_s"] || st["rdma_rpcs"])) {
+  if (!brw && (st["op"] || st["size"] || st["check"] || st["ack"] || st["mib_per_s"] || st["rdma_rpcs"])) {
     s.check.fail("selftest: brw keys in mode ping");
   }
   if (brw && st["op"].Scalar() != "write" && st["op"].Scalar() != "read") {
