@@ -668,6 +668,9 @@ struct o2lnd_ioc_fault {
  * @rtt_ns: out: time from send to completion
  * @rdma: out: 1 if the payload went by RDMA, 0 if inline
  * @pad: in: 0
+ * @messages: out (ABI 11): the LNet messages of its last attempt: 2 (GET
+ *	and REPLY, or PUT and ACK), or 1 (a PUT that asked for no ACK)
+ * @pad2: in: 0
  *
  * A write sends an LNet PUT.  A checked write (O2LND_BRW_F_CHECK), a
  * write through a router and, from ABI 11, one with O2LND_BRW_F_ACK ask
@@ -693,6 +696,8 @@ struct o2lnd_ioc_brw {
 	__u64 rtt_ns;
 	__u32 rdma;
 	__u32 pad;
+	__u32 messages;
+	__u32 pad2;
 };
 
 /**
@@ -908,6 +913,7 @@ struct o2lnd_ioc_net_cfg {
 #define O2LND_IOC_NET_SIZE_VER2		384	/* ABI 8: resend_count */
 #define O2LND_IOC_NET_CFG_SIZE_VER0	96	/* ABI 9 */
 #define O2LND_IOC_CONN_SIZE_VER1	152	/* ABI 10: comp_vector(s), send_count */
+#define O2LND_IOC_BRW_SIZE_VER1		80	/* ABI 11: messages */
 
 #define O2LND_IOC_MAGIC		0xb2
 

@@ -55,6 +55,9 @@ static_assert(sizeof(struct o2lnd_ioc_conn) == O2LND_IOC_CONN_SIZE_VER1);
 static_assert(offsetof(struct o2lnd_ioc_conn, comp_vector) ==
 	      O2LND_IOC_CONN_SIZE_VER0);
 static_assert(offsetof(struct o2lnd_ioc_conn, send_count) == 144);
+static_assert(offsetof(struct o2lnd_ioc_brw, messages) ==
+	      O2LND_IOC_BRW_SIZE_VER0);
+static_assert(sizeof(struct o2lnd_ioc_brw) == O2LND_IOC_BRW_SIZE_VER1);
 static_assert(offsetof(struct o2lnd_ioc_route, sent) == 48);
 static_assert(offsetof(struct o2lnd_ioc_routing, forwarded) == 112);
 static_assert(sizeof(struct o2lnd_ioc_net) == O2LND_IOC_NET_SIZE_VER2);
@@ -131,7 +134,7 @@ static long o2_ctl_brw(void *arg)
 	if ((a.op != O2LND_BRW_WRITE && a.op != O2LND_BRW_READ) ||
 	    a.size > O2LND_BRW_MAX_SIZE ||
 	    (a.flags & ~(O2LND_BRW_F_CHECK | O2LND_BRW_F_ACK)) ||
-	    a.pad || timeout > O2LND_PING_TIMEOUT_MAX_MS ||
+	    a.pad || a.pad2 || timeout > O2LND_PING_TIMEOUT_MAX_MS ||
 	    a.nid == O2LND_NID_ANY ||
 	    o2_net_type(o2_nid_net(a.nid)) != O2LND_NET_TYPE_O2IB)
 		return -EINVAL;

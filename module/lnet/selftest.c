@@ -32,7 +32,8 @@
  * @data_done: our part of the bulk exchange is over (sent and
  *	invalidated, or received, invalidated and checked)
  * @answered: the peer's answer arrived (LNet ACK of a write; the data of
- *	a read), or none is awaited (a write that asks for no ACK)
+ *	a read), or none is awaited (@noack)
+ * @noack: a write that asks for no LNet ACK (o2_brw_wants_ack())
  * @ni: the NI
  * @op: O2LND_BRW_*
  * @nob: payload bytes
@@ -50,6 +51,7 @@ struct o2_brw_req {
 	u64 nid;
 	bool data_done;
 	bool answered;
+	bool noack;
 	struct o2_ni *ni;
 	u32 op;
 	u32 nob;
@@ -468,14 +470,13 @@ static int o2_brw_launch(struct o2_ni *ni, struct o2_brw_req *r,
 
 /*
  * The LNet header of a selftest write: a PUT to the portal, asking for
- * an ACK unless the RPC expects none (@r->answered already: see
- * o2_brw_wants_ack()).
+ * an ACK unless @r->noack.
  */
 static void o2_brw_put_hdr(struct o2_lnet_hdr *h, struct o2_ni *ni,
 			   const struct o2_brw_req *r)
 {
 	o2_lnet_hdr_init(h, ni, r->nid, O2_LNET_MSG_PUT, r->nob);
-	if (r->answered) {
+	if (r->noack) {
 		h->msg.put.ack_wmd.interface_cookie =
 			cpu_to_le64(O2_LNET_WMD_NONE);
 		h->msg.put.ack_wmd.object_cookie =
@@ -628,9 +629,9 @@ int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 		r->flags = flags;
 		r->rdma = size > O2_MAX_IMMEDIATE;
 		r->routed = o2_nid_net(dest) != o2_nid_net(ni->nid);
-		/* a write that asks for no ACK has no answer to wait for */
-		r->answered = op == O2LND_BRW_WRITE &&
-			      !o2_brw_wants_ack(op, flags, r->routed);
+		r->noack = op == O2LND_BRW_WRITE &&
+			   !o2_brw_wants_ack(op, flags, r->routed);
+		r->answered = r->noack;	/* no answer to wait for */
 		r->deadline = deadline;
 		rc = o2_pend_wait_add(&r->w, r, O2_PEND_BRW);
 		if (rc)
@@ -648,6 +649,8 @@ int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 	}
 	out->rtt_ns = ktime_to_ns(ktime_sub(ktime_get(), start));
 	out->rdma = r->rdma;
+	/* the PUT alone, or the PUT and its ACK, or the GET and its REPLY */
+	out->messages = r->noack ? 1 : 2;
 	kfree(r);
 	return rc;
 }

@@ -29,9 +29,6 @@ using Clock = std::chrono::steady_clock;
 constexpr std::uint64_t kNsPerUs = 1000;
 constexpr double kP50 = 50;
 constexpr double kP99 = 99;
-// LNet messages per RPC: the GET and its REPLY (ping, brw read), the PUT
-// and its ACK (brw write).
-constexpr double kMessagesPerPing = 2;
 constexpr double kBytesPerMiB = 1024.0 * 1024.0;
 
 // What one worker saw.
@@ -41,6 +38,7 @@ struct WorkerResult {
   ErrorCounts errors;
   std::uint64_t rpcs = 0;
   std::uint64_t rdma = 0;
+  std::uint64_t messages = 0;  // LNet messages of the answered RPCs
   std::uint64_t not_sent = 0;
 };
 
@@ -232,6 +230,7 @@ PingReport run_rpcs(const RunConfig& config, const RpcFn& rpc) {
         mine.wall_ns.push_back(static_cast<std::uint64_t>(
             std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count()));
         mine.rdma += outcome.rdma ? 1 : 0;
+        mine.messages += outcome.messages;
         continue;
       }
       mine.errors.add(outcome.errnum);
@@ -254,12 +253,14 @@ PingReport run_rpcs(const RunConfig& config, const RpcFn& rpc) {
   }  // joined
   report.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
 
+  std::uint64_t messages = 0;
   std::vector<std::uint64_t> rtt;
   std::vector<std::uint64_t> wall;
   for (auto& r : results) {
     report.rpcs += r.rpcs;
     report.errors.merge(r.errors);
     report.rdma_rpcs += r.rdma;
+    messages += r.messages;
     report.not_sent += r.not_sent;
     rtt.insert(rtt.end(), r.rtt_ns.begin(), r.rtt_ns.end());
     wall.insert(wall.end(), r.wall_ns.begin(), r.wall_ns.end());
@@ -270,7 +271,7 @@ PingReport run_rpcs(const RunConfig& config, const RpcFn& rpc) {
   report.wall_latency_us = summarize(to_us(wall));
   if (report.elapsed_s > 0) {
     report.rpc_per_s = static_cast<double>(report.rpcs) / report.elapsed_s;
-    report.msg_per_s = kMessagesPerPing * static_cast<double>(report.ok) / report.elapsed_s;
+    report.msg_per_s = static_cast<double>(messages) / report.elapsed_s;
     if (config.brw) {
       report.mib_per_s = static_cast<double>(report.ok) * static_cast<double>(config.brw->size) /
                          kBytesPerMiB / report.elapsed_s;

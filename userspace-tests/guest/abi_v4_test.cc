@@ -66,7 +66,8 @@ TEST_F(BrwAbiTest, BrwAboveTheMaxSizeIsEinval) {
 }
 
 TEST_F(BrwAbiTest, BrwWithAnUnknownFlagIsEinval) {
-  for (std::uint32_t flags : {0x2U, 0x80000000U, 0xffffffffU}) {
+  // 0x2 is O2LND_BRW_F_ACK since ABI 11: the first unknown bit is 0x4
+  for (std::uint32_t flags : {0x4U, 0x80000000U, 0xffffffffU}) {
     auto a = valid_brw();
     a.flags = flags;
     expect_refused(O2LND_IOC_BRW, a, EINVAL, "flags " + std::to_string(flags));
@@ -78,6 +79,14 @@ TEST_F(BrwAbiTest, BrwWithNonzeroPadIsEinval) {
     auto a = valid_brw();
     a.pad = pad;
     expect_refused(O2LND_IOC_BRW, a, EINVAL, "pad " + std::to_string(pad));
+  }
+}
+
+TEST_F(BrwAbiTest, BrwWithNonzeroPad2IsEinval) {
+  for (std::uint32_t pad : {1U, 0x80000000U}) {
+    auto a = valid_brw();
+    a.pad2 = pad;
+    expect_refused(O2LND_IOC_BRW, a, EINVAL, "pad2 " + std::to_string(pad));
   }
 }
 
@@ -154,6 +163,31 @@ TEST_F(BrwAbiTest, BrwOfPeerMovesSmallAndLargePayloadsBothWays) {
       EXPECT_LT(a.rtt_ns, 30ULL * 1000 * 1000 * 1000);
       EXPECT_EQ(a.rdma, size == O2LND_BRW_MAX_SIZE ? 1U : 0U);
       EXPECT_EQ(a.pad, 0U);
+      EXPECT_EQ(a.messages, 2U) << "a checked RPC: PUT + ACK, or GET + REPLY";
+    }
+  }
+}
+
+// ABI 11: an unchecked write is the PUT alone (LNET_NOACK_REQ), one with
+// O2LND_BRW_F_ACK the PUT and its ACK; the reply says which, inline and
+// by RDMA.
+TEST_F(BrwAbiTest, BrwSaysHowManyLnetMessagesItTook) {
+  if (settings().peer_nid.empty()) {
+    GTEST_SKIP() << "no peer: pass --peer-nid=NID or O2LND_PEER_NID";
+  }
+  auto peer = Nid::parse(settings().peer_nid);
+  ASSERT_TRUE(peer.ok()) << peer.error().message;
+  for (std::uint32_t size : {1U, std::uint32_t{O2LND_BRW_MAX_SIZE}}) {
+    for (std::uint32_t flags : {0U, std::uint32_t{O2LND_BRW_F_ACK}}) {
+      SCOPED_TRACE("size " + std::to_string(size) + " flags " + std::to_string(flags));
+      auto a = valid_brw(peer->raw());
+      a.size = size;
+      a.flags = flags;
+      a.timeout_ms = 30000;
+      a.messages = 0xa5a5a5a5U;  // an output: garbage there must not matter
+      ASSERT_EQ(call(O2LND_IOC_BRW, &a), 0) << errno_name(errno);
+      EXPECT_EQ(a.messages, flags == 0 ? 1U : 2U);
+      EXPECT_EQ(a.pad2, 0U);
     }
   }
 }

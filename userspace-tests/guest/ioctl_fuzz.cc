@@ -606,10 +606,12 @@ void Fuzzer::gen_arg(const CmdInfo& c, std::vector<unsigned char>& arg, std::str
       u32_field(a.timeout_ms, 1000, 1, O2LND_PING_TIMEOUT_MAX_MS, "timeout");
       u32_field(a.flags, O2LND_BRW_F_CHECK, 0, 0xffffffffU, "flags");
       pad_field(a.pad, "pad");
+      pad_field(a.pad2, "pad2");
       a.seed = r64();
       if (chance(10)) {
         a.rtt_ns = r64();
         a.rdma = 7;
+        a.messages = 9;
         what += " junk_out";
       }
       // As for PING: only the honest peer or our own NIDs, never for long.
@@ -924,6 +926,14 @@ void Fuzzer::check_reply(const CmdInfo& c, const std::vector<unsigned char>& in,
       }
       if (b.pad != 0 || b.rdma > 1 || b.rdma != (b.size > 3976U ? 1U : 0U)) {
         bad("pad not 0 or rdma not what the size says");
+      }
+      // ABI 11: the PUT alone (a write that asked for no ACK), else two
+      const bool put_alone =
+          b.op == O2LND_BRW_WRITE && (b.flags & (O2LND_BRW_F_CHECK | O2LND_BRW_F_ACK)) == 0;
+      if (written >= O2LND_IOC_BRW_SIZE_VER1 &&
+          (b.pad2 != 0 || (b.messages != 1 && b.messages != 2) ||
+           (b.messages == 1 && !put_alone))) {
+        bad("pad2 not 0 or messages not what the op and flags say");
       }
       break;
     }

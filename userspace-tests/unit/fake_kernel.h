@@ -217,8 +217,9 @@ struct FakeKernel {
         return on_ping(*static_cast<o2lnd_ioc_ping*>(arg));
       case O2LND_IOC_BRW: {
         auto* b = static_cast<o2lnd_ioc_brw*>(arg);
-        if (b->pad != 0 || (b->op != O2LND_BRW_WRITE && b->op != O2LND_BRW_READ) ||
-            b->size > O2LND_BRW_MAX_SIZE || (b->flags & ~std::uint32_t{O2LND_BRW_F_CHECK | O2LND_BRW_F_ACK}) != 0 ||
+        if (b->pad != 0 || b->pad2 != 0 || (b->op != O2LND_BRW_WRITE && b->op != O2LND_BRW_READ) ||
+            b->size > O2LND_BRW_MAX_SIZE ||
+            (b->flags & ~std::uint32_t{O2LND_BRW_F_CHECK | O2LND_BRW_F_ACK}) != 0 ||
             b->timeout_ms > O2LND_PING_TIMEOUT_MAX_MS) {
           return EINVAL;
         }

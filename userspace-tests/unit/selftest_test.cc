@@ -634,12 +634,34 @@ TEST_F(SelftestCliTest, BrwAckAsksForTheLnetAckAndTheReportSaysSo) {
   EXPECT_NE(out().find("selftest brw write, size 1048576, check, ack, 1 peer"), std::string::npos)
       << out();
 
-  EXPECT_EQ(o2ctl({"selftest", "brw", "write", "192.168.1.2@o2ib0", "--size", "1M", "--count",
-                   "1", "-y"}),
+  EXPECT_EQ(o2ctl({"selftest", "brw", "write", "192.168.1.2@o2ib0", "--size", "1M", "--count", "1",
+                   "-y"}),
             kExitOk)
       << err();
   EXPECT_FALSE(YAML::Load(out())["selftest"]["ack"].as<bool>());
   EXPECT_EQ(kernel_->last<o2lnd_ioc_brw>(O2LND_IOC_BRW).flags, 0U);
+}
+
+// msg/s counts the LNet messages the module says each RPC took: one for a
+// write that asked for no ACK, two otherwise (and two from a module older
+// than ABI 11, which says nothing).
+TEST_F(SelftestCliTest, BrwMsgPerSecondCountsTheMessagesTheModuleReports) {
+  auto msg_per_rpc = [this](std::uint32_t messages) {
+    kernel_->on_brw = [messages](o2lnd_ioc_brw& b) {
+      b.rtt_ns = 1000;
+      b.messages = messages;
+      return 0;
+    };
+    EXPECT_EQ(o2ctl({"selftest", "brw", "write", "192.168.1.2@o2ib0", "--size", "1M", "--count",
+                     "40", "--concurrency", "1", "-y"}),
+              kExitOk)
+        << err();
+    auto st = YAML::Load(out())["selftest"];
+    return st["msg_per_s"].as<double>() / st["rpc_per_s"].as<double>();
+  };
+  EXPECT_NEAR(msg_per_rpc(1), 1.0, 0.01);
+  EXPECT_NEAR(msg_per_rpc(2), 2.0, 0.01);
+  EXPECT_NEAR(msg_per_rpc(0), 2.0, 0.01);
 }
 
 TEST_F(SelftestCliTest, BrwVerifyFailuresAndHopelessErrors) {

@@ -72,11 +72,13 @@ struct ErrorCounts {
 };
 
 // What one RPC did: 0 and the module's round-trip time, or an errno; for
-// a brw, whether its payload went by RDMA.
+// a brw, whether its payload went by RDMA and its LNet messages (a write
+// that asked for no ACK is one).
 struct PingOutcome {
   int errnum = 0;
   std::chrono::nanoseconds rtt{0};
   bool rdma = false;
+  std::uint32_t messages = 2;
 };
 using RpcOutcome = PingOutcome;
 using PingFn = std::function<PingOutcome(o2lnd::Nid)>;
@@ -122,7 +124,8 @@ struct PingReport {
   std::uint64_t not_sent = 0;   // attempts refused before anything was sent (ENETDOWN: the
                                 // local NI is down); not RPCs: the worker backs off instead
   double rpc_per_s = 0;         // rpcs / elapsed_s
-  double msg_per_s = 0;         // 2 LNet messages (GET + REPLY, PUT + ACK) per answered RPC
+  double msg_per_s = 0;         // LNet messages of the answered RPCs (GET + REPLY, PUT
+                                // [+ ACK]) per second
   double mib_per_s = 0;         // brw: ok * size / 2^20 / elapsed_s
   std::uint64_t rdma_rpcs = 0;  // brw: answered RPCs whose payload went by RDMA
   Summary latency_us;           // the module's rtt of the answered pings

@@ -324,7 +324,7 @@ FaultRule decode(const o2lnd_ioc_fault& reply) {
 }
 
 BrwResult decode(const o2lnd_ioc_brw& reply) {
-  return BrwResult{std::chrono::nanoseconds(reply.rtt_ns), reply.rdma != 0};
+  return BrwResult{std::chrono::nanoseconds(reply.rtt_ns), reply.rdma != 0, reply.messages};
 }
 
 RouteInfo decode(const o2lnd_ioc_route& reply) {

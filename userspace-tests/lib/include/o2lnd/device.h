@@ -265,6 +265,9 @@ struct BrwRequest {
 struct BrwResult {
   std::chrono::nanoseconds rtt{0};
   bool rdma = false;  // the payload went by RDMA (else inline)
+  // ABI 11: LNet messages of its last attempt: 2 (GET + REPLY, PUT + ACK),
+  // 1 (a PUT that asked for no ACK); 0 from an older module
+  std::uint32_t messages = 0;
 };
 
 // "write" / "read" for O2LND_BRW_WRITE / _READ ("unknown(N)" otherwise).

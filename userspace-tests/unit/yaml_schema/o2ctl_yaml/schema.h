@@ -651,7 +651,8 @@ inline Shape selftest(const std::string& yaml) {
   if (st["mode"].Scalar() != "ping" && !brw) {
     s.check.fail("selftest: mode '" + st["mode"].Scalar() + "' is not ping or brw");
   }
-  if (!brw && (st["op"] || st["size"] || st["check"] || st["ack"] || st["mib_per_s"] || st["rdma_rpcs"])) {
+  if (!brw &&
+      (st["op"] || st["size"] || st["check"] || st["ack"] || st["mib_per_s"] || st["rdma_rpcs"])) {
     s.check.fail("selftest: brw keys in mode ping");
   }
   if (brw && st["op"].Scalar() != "write" && st["op"].Scalar() != "read") {
