@@ -12,6 +12,7 @@
 
 #include <linux/types.h>
 #include <linux/build_bug.h>
+#include <asm/byteorder.h>
 
 #define O2_MSG_MAGIC		0x0be91b91
 #define O2_MSG_VERSION		0x12	/* o2iblnd message version 2 */
@@ -139,6 +140,19 @@ struct o2_lnet_wmd {
 
 /* LNet's LNET_WIRE_HANDLE_COOKIE_NONE: a PUT that wants no ACK */
 #define O2_LNET_WMD_NONE	(~0ULL)
+
+/* The ack_wmd of a PUT that wants no ACK (LNET_NOACK_REQ). */
+static inline void o2_lnet_wmd_set_none(struct o2_lnet_wmd *w)
+{
+	w->interface_cookie = cpu_to_le64(O2_LNET_WMD_NONE);
+	w->object_cookie = cpu_to_le64(O2_LNET_WMD_NONE);
+}
+
+/* Does the PUT whose ack_wmd is @w want no ACK? */
+static inline bool o2_lnet_wmd_is_none(const struct o2_lnet_wmd *w)
+{
+	return le64_to_cpu(w->object_cookie) == O2_LNET_WMD_NONE;
+}
 
 /**
  * struct o2_lnet_hdr - the LNet header (72 bytes, little-endian)

@@ -709,7 +709,7 @@ void o2_push_rx(struct o2_conn *conn, const struct o2_lnet_hdr *hdr,
 		o2_lnet_drop(conn, "push not learned (peer table full or no memory)");
 		return;
 	}
-	if (le64_to_cpu(hdr->msg.put.ack_wmd.object_cookie) == ~0ULL)
+	if (o2_lnet_wmd_is_none(&hdr->msg.put.ack_wmd))
 		return;
 	ni = o2_ni_answer(conn->ni, from);
 	tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);

@@ -467,8 +467,7 @@ int o2_push(u64 nid, u32 timeout_ms)
 		tx->deadline = jiffies + msecs_to_jiffies(timeout_ms);
 		tx->has_deadline = true;
 	} else {
-		h->msg.put.ack_wmd.interface_cookie = cpu_to_le64(~0ULL);
-		h->msg.put.ack_wmd.object_cookie = cpu_to_le64(~0ULL);
+		o2_lnet_wmd_set_none(&h->msg.put.ack_wmd);
 	}
 	tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*h) + len;
 	rc = o2_ni_launch(ni, nid, tx);

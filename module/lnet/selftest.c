@@ -159,7 +159,7 @@ static void o2_brw_send_ack(struct o2_ni *ni, u64 to,
 	struct o2_lnet_hdr *h;
 	struct o2_tx *tx;
 
-	if (le64_to_cpu(wmd->object_cookie) == O2_LNET_WMD_NONE)
+	if (o2_lnet_wmd_is_none(wmd))
 		return;		/* the writer asked for none */
 	ni = o2_ni_answer(ni, to);
 	tx = o2_tx_alloc(ni, O2_MSG_IMMEDIATE);
@@ -476,14 +476,10 @@ static void o2_brw_put_hdr(struct o2_lnet_hdr *h, struct o2_ni *ni,
 			   const struct o2_brw_req *r)
 {
 	o2_lnet_hdr_init(h, ni, r->nid, O2_LNET_MSG_PUT, r->nob);
-	if (r->noack) {
-		h->msg.put.ack_wmd.interface_cookie =
-			cpu_to_le64(O2_LNET_WMD_NONE);
-		h->msg.put.ack_wmd.object_cookie =
-			cpu_to_le64(O2_LNET_WMD_NONE);
-	} else {
+	if (r->noack)
+		o2_lnet_wmd_set_none(&h->msg.put.ack_wmd);
+	else
 		h->msg.put.ack_wmd.object_cookie = cpu_to_le64(r->w.cookie);
-	}
 	h->msg.put.match_bits = cpu_to_le64(r->flags);
 	h->msg.put.hdr_data = cpu_to_le64(r->seed);
 	h->msg.put.ptl_index = cpu_to_le32(O2_BRW_PORTAL);
