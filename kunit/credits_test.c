@@ -629,6 +629,40 @@ static void random_traffic_never_exceeds_or_loses_credits(struct kunit *test)
 				cfg[i].cs);
 }
 
+/*
+ * A chain of three txs (a 4-WR bulk PUT_DONE, a 1-WR message, a 1-WR
+ * invalidation) refused at each of its six work requests in turn: the
+ * txs before the refused one are posted, the one it belongs to is
+ * partial unless it is its first, and the rest are unposted.
+ */
+static void a_refused_chain_posts_what_came_before_and_undoes_the_rest(struct kunit *test)
+{
+	static const int wrs[] = { 4, 1, 1 };
+	static const enum o2_chain_fate want[][3] = {
+		{ O2_CHAIN_UNPOSTED, O2_CHAIN_UNPOSTED, O2_CHAIN_UNPOSTED },
+		{ O2_CHAIN_PARTIAL, O2_CHAIN_UNPOSTED, O2_CHAIN_UNPOSTED },
+		{ O2_CHAIN_PARTIAL, O2_CHAIN_UNPOSTED, O2_CHAIN_UNPOSTED },
+		{ O2_CHAIN_PARTIAL, O2_CHAIN_UNPOSTED, O2_CHAIN_UNPOSTED },
+		{ O2_CHAIN_POSTED, O2_CHAIN_UNPOSTED, O2_CHAIN_UNPOSTED },
+		{ O2_CHAIN_POSTED, O2_CHAIN_POSTED, O2_CHAIN_UNPOSTED },
+	};
+	int taken, bad, i;
+
+	for (bad = 0; bad < ARRAY_SIZE(want); bad++) {
+		taken = bad;
+		for (i = 0; i < ARRAY_SIZE(wrs); i++)
+			KUNIT_EXPECT_EQ_MSG(test, o2_chain_fate(&taken, wrs[i]),
+					    want[bad][i], "refused at %d, tx %d",
+					    bad, i);
+		KUNIT_EXPECT_EQ(test, taken, 0);
+	}
+	/* a chain taken whole (a provider that named no bad work request) */
+	taken = 6;
+	for (i = 0; i < ARRAY_SIZE(wrs); i++)
+		KUNIT_EXPECT_EQ(test, o2_chain_fate(&taken, wrs[i]),
+				O2_CHAIN_POSTED);
+}
+
 static struct kunit_case o2_credits_cases[] = {
 	KUNIT_CASE(every_type_waits_on_the_o2iblnd_queue),
 	KUNIT_CASE(every_type_returns_the_o2iblnd_credit),
@@ -645,6 +679,7 @@ static struct kunit_case o2_credits_cases[] = {
 	KUNIT_CASE(tunables_fill_defaults),
 	KUNIT_CASE(tunables_refuse_bad_values_and_combinations),
 	KUNIT_CASE(random_traffic_never_exceeds_or_loses_credits),
+	KUNIT_CASE(a_refused_chain_posts_what_came_before_and_undoes_the_rest),
 	{}
 };
 

@@ -30,6 +30,7 @@ static const struct {
 	{ O2LND_FAULT_MSG_CORRUPT, 0xd1 },
 	{ O2LND_FAULT_SEND_DELAY, 0 },
 	{ O2LND_FAULT_INV_FAIL, 0 },
+	{ O2LND_FAULT_POST_FAIL, 2 },
 };
 
 static bool o2t_has_delay(u32 kind)
@@ -229,6 +230,18 @@ static void fault_send_delay_refuses_an_argument(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, o2t_validate_arg(O2LND_FAULT_SEND_DELAY, 1),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, o2t_validate_arg(O2LND_FAULT_SEND_DELAY, 0xd1),
+			-EINVAL);
+}
+
+static void fault_post_fail_takes_a_work_request_up_to_its_max(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, o2t_validate_arg(O2LND_FAULT_POST_FAIL, 0), 0);
+	KUNIT_EXPECT_EQ(test, o2t_validate_arg(O2LND_FAULT_POST_FAIL,
+					       O2LND_FAULT_POST_FAIL_MAX_ARG), 0);
+	KUNIT_EXPECT_EQ(test, o2t_validate_arg(O2LND_FAULT_POST_FAIL,
+					       O2LND_FAULT_POST_FAIL_MAX_ARG + 1),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, o2t_validate_arg(O2LND_FAULT_POST_FAIL, U32_MAX),
 			-EINVAL);
 }
 
@@ -449,6 +462,7 @@ static struct kunit_case o2_fault_validate_cases[] = {
 	KUNIT_CASE(fault_reject_takes_only_a_known_reason),
 	KUNIT_CASE(fault_msg_rules_take_an_o2iblnd_type_or_zero),
 	KUNIT_CASE(fault_send_delay_refuses_an_argument),
+	KUNIT_CASE(fault_post_fail_takes_a_work_request_up_to_its_max),
 	KUNIT_CASE(fault_delay_kinds_need_a_delay_of_1_to_max),
 	KUNIT_CASE(fault_delay_refused_for_kinds_without_one),
 	KUNIT_CASE(fault_reject_params_refused_for_other_kinds),
@@ -863,6 +877,28 @@ static void fault_reject_and_send_delay_match_any_argument(struct kunit *test)
 	}
 }
 
+/*
+ * A POST_FAIL rule refusing work request 2 matches chains of 3 work
+ * requests and more, never shorter ones (it does not count them), and
+ * says where to cut.
+ */
+static void fault_post_fail_fires_only_on_chains_longer_than_its_cut(struct kunit *test)
+{
+	struct o2_fault_hit hit = {};
+	u32 id = o2t_add_kind(test, O2LND_FAULT_POST_FAIL, 2);
+
+	KUNIT_EXPECT_FALSE(test, o2t_fire(O2LND_FAULT_POST_FAIL, 1));
+	KUNIT_EXPECT_FALSE(test, o2t_fire(O2LND_FAULT_POST_FAIL, 2));
+	KUNIT_EXPECT_EQ(test, o2t_fired(test, id), 0U);
+	KUNIT_EXPECT_TRUE(test, o2_fault_fire(O2LND_FAULT_POST_FAIL, 3,
+					      O2T_NID_A, O2T_NID_B, &hit));
+	KUNIT_EXPECT_EQ(test, hit.arg, 2U);
+	KUNIT_EXPECT_TRUE(test, o2t_fire(O2LND_FAULT_POST_FAIL, 40));
+	KUNIT_EXPECT_EQ(test, o2t_fired(test, id), 2U);
+	/* and only for its own kind */
+	KUNIT_EXPECT_FALSE(test, o2t_fire(O2LND_FAULT_INV_FAIL, 0));
+}
+
 static void fault_cm_delay_hit_carries_its_delay(struct kunit *test)
 {
 	struct o2lnd_ioc_fault r;
@@ -1022,6 +1058,7 @@ static struct kunit_case o2_fault_fire_cases[] = {
 	KUNIT_CASE(fault_msg_type_matches_only_that_type),
 	KUNIT_CASE(fault_reject_and_send_delay_match_any_argument),
 	KUNIT_CASE(fault_cm_delay_hit_carries_its_delay),
+	KUNIT_CASE(fault_post_fail_fires_only_on_chains_longer_than_its_cut),
 	KUNIT_CASE(fault_first_matching_rule_fires_and_alone_counts),
 	KUNIT_CASE(fault_probability_always_fires_every_time),
 	KUNIT_CASE(fault_probability_half_fires_about_half_the_time),

@@ -332,6 +332,32 @@ void o2_credits_post_local(struct o2_credits *c, int wrs)
 }
 
 /**
+ * o2_chain_fate() - what a refused chain did to one of its txs
+ * @taken: work requests the device took, from this tx's first on (those
+ *	of the txs before it already deducted); this tx's are deducted
+ * @wrs: the tx's work requests (o2_tx.wrs)
+ *
+ * ib_post_send() of a chain of txs' work requests that fails at one of
+ * them has posted those before it and none after.  Called for each tx
+ * of the chain in order, starting with @taken the count before the
+ * refused one.
+ *
+ * Return: the tx's fate.
+ */
+enum o2_chain_fate o2_chain_fate(int *taken, int wrs)
+{
+	if (*taken >= wrs) {
+		*taken -= wrs;
+		return O2_CHAIN_POSTED;
+	}
+	if (*taken > 0) {
+		*taken = 0;
+		return O2_CHAIN_PARTIAL;
+	}
+	return O2_CHAIN_UNPOSTED;
+}
+
+/**
  * o2_credits_complete() - a posted message's Send completed
  * @c: the state
  * @noop: it was a NOOP

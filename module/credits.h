@@ -60,6 +60,13 @@ enum o2_post_verdict {
 	O2_POST_DROP_NOOP,	/* a NOOP no longer needed: free it */
 };
 
+/* what became of a tx whose chain ib_post_send() refused (o2_chain_fate()) */
+enum o2_chain_fate {
+	O2_CHAIN_POSTED,	/* all its work requests were taken */
+	O2_CHAIN_PARTIAL,	/* some were: it ends as the QP drains */
+	O2_CHAIN_UNPOSTED,	/* none was: it is undone */
+};
+
 /**
  * struct o2_credits - one connection's credit accounting
  * @queue_depth: negotiated queue depth
@@ -124,6 +131,7 @@ bool o2_next_txq(const struct o2_credits *c, bool nocred_queued,
 		 bool cred_queued, enum o2_txq *q);
 u8 o2_credits_post(struct o2_credits *c, enum o2_txq q, bool noop, int wrs);
 void o2_credits_post_local(struct o2_credits *c, int wrs);
+enum o2_chain_fate o2_chain_fate(int *taken, int wrs);
 void o2_credits_complete(struct o2_credits *c, bool noop, int wrs);
 int o2_credits_receive(struct o2_credits *c, int grant);
 void o2_credits_repost(struct o2_credits *c, enum o2_rx_credit how);

@@ -75,7 +75,8 @@ static bool o2_fault_msg_type_ok(u32 type)
  *
  * The argument must suit the kind: a CM event (DEVICE_REMOVAL cannot be
  * dropped or delayed: the device would wait for us), a connect phase, a
- * reject reason other than 0, a message type (0xd0..0xd7, or 0 for any).
+ * reject reason other than 0, a message type (0xd0..0xd7, or 0 for any),
+ * a work request of a chain (0..O2LND_FAULT_POST_FAIL_MAX_ARG).
  * A delay only for CM_DELAY and SEND_DELAY (1..O2LND_FAULT_MAX_DELAY_MS),
  * a queue depth (2..255) or fragments (1..256) only for REJECT, a
  * probability in 1..O2LND_FAULT_PROB_ALWAYS, NIDs that are o2ib or
@@ -112,6 +113,9 @@ int o2_fault_validate(const struct o2lnd_ioc_fault *rule)
 		break;
 	case O2LND_FAULT_INV_FAIL:
 		arg_ok = rule->arg == 0;
+		break;
+	case O2LND_FAULT_POST_FAIL:
+		arg_ok = rule->arg <= O2LND_FAULT_POST_FAIL_MAX_ARG;
 		break;
 	default:
 		return -EINVAL;
@@ -253,7 +257,8 @@ static bool o2_fault_matches(const struct o2lnd_ioc_fault *r, u32 kind,
  * o2_fault_fire() - does a rule fire for this event?
  * @kind: O2LND_FAULT_*
  * @arg: the event, phase or message type; ignored for REJECT and
- *	SEND_DELAY, which match any
+ *	SEND_DELAY, which match any; for POST_FAIL the chain's work
+ *	requests (a rule matches a chain longer than its own @arg)
  * @local_nid: the local NI's NID
  * @peer_nid: the remote NID
  * @hit: out: what the first rule that fired asks for
@@ -279,6 +284,12 @@ bool o2_fault_fire(u32 kind, u32 arg, u64 local_nid, u64 peer_nid,
 			continue;
 		if (kind == O2LND_FAULT_REJECT || kind == O2LND_FAULT_SEND_DELAY)
 			match_arg = f->r.arg;
+		/* POST_FAIL: @arg is the chain's length, longer than the rule's */
+		if (kind == O2LND_FAULT_POST_FAIL) {
+			if (arg <= f->r.arg)
+				continue;
+			match_arg = f->r.arg;
+		}
 		if (!o2_fault_matches(&f->r, kind, match_arg, local_nid,
 				      peer_nid))
 			continue;

@@ -122,6 +122,23 @@ DEFINE_EVENT(o2lnd_tx_class, o2lnd_tx_failed,
 	     TP_PROTO(u64 nid, u64 peer, u8 type, u32 nob, int status),
 	     TP_ARGS(nid, peer, type, nob, status));
 
+TRACE_EVENT(o2lnd_send_chain,
+	    TP_PROTO(u64 nid, u64 peer, int txs, int wrs, int status),
+	    TP_ARGS(nid, peer, txs, wrs, status),
+	    TP_STRUCT__entry(__field(u64, nid)
+			     __field(u64, peer)
+			     __field(int, txs)
+			     __field(int, wrs)
+			     __field(int, status)),
+	    TP_fast_assign(__entry->nid = nid;
+			   __entry->peer = peer;
+			   __entry->txs = txs;
+			   __entry->wrs = wrs;
+			   __entry->status = status;),
+	    TP_printk("ni=%llx peer=%llx txs=%d wrs=%d status=%d",
+		      __entry->nid, __entry->peer, __entry->txs, __entry->wrs,
+		      __entry->status));
+
 TRACE_EVENT(o2lnd_credits_returned,
 	    TP_PROTO(u64 nid, u64 peer, int returned, int credits),
 	    TP_ARGS(nid, peer, returned, credits),

@@ -579,6 +579,13 @@ struct o2lnd_ioc_peer_close {
  *   INV_FAIL     the local invalidation of a fast-registration MR is
  *                taken as failed (as if flushed): the MR must be
  *                destroyed and replaced, never reused (@arg 0)
+ *   POST_FAIL    a chain of more than @arg work requests posted on a
+ *                connection (one ib_post_send(): a message with its
+ *                REG_MR and RDMA WRITEs, and the messages queued behind
+ *                it) is refused at its work request @arg (from 0,
+ *                0..255), as by a full send queue (-ENOMEM): those
+ *                before it reach the device, the rest do not (a module
+ *                that predates the kind refuses it: -EINVAL)
  */
 #define O2LND_FAULT_CM_DROP	1
 #define O2LND_FAULT_CM_DELAY	2
@@ -588,7 +595,9 @@ struct o2lnd_ioc_peer_close {
 #define O2LND_FAULT_MSG_CORRUPT	6
 #define O2LND_FAULT_SEND_DELAY	7
 #define O2LND_FAULT_INV_FAIL	8
-#define O2LND_FAULT_MAX		8
+#define O2LND_FAULT_POST_FAIL	9
+#define O2LND_FAULT_MAX		9
+#define O2LND_FAULT_POST_FAIL_MAX_ARG	255
 
 #define O2LND_FAULT_MAX_RULES	32
 #define O2LND_FAULT_MAX_DELAY_MS	10000

@@ -531,6 +531,19 @@ struct o2_conn {
 };
 
 /**
+ * struct o2_write_wr - one RDMA WRITE of a tx's bulk data
+ * @wr: the work request
+ * @sge: its local buffer (a range of the bulk MR)
+ */
+struct o2_write_wr {
+	struct ib_rdma_wr wr;
+	struct ib_sge sge;
+};
+
+/* a sink's descriptor has one fragment (o2iblnd maps it with one MR) */
+#define O2_TX_WRITES_INLINE	2
+
+/**
  * struct o2_tx - one outgoing message (or one invalidation)
  * @cqe: Send completion callback
  * @list: in a peer or conn queue
@@ -568,7 +581,21 @@ struct o2_conn {
  * @bulk: a bulk buffer this message registers (@reg) and/or writes to
  *	the peer's @rd before it is sent (a reference), or NULL
  * @reg: post an IB_WR_REG_MR of @bulk's MR before the message
- * @rd: the peer's descriptor to RDMA-write @bulk to (kmalloc'ed), or NULL
+ * @nwrites: RDMA WRITEs of @bulk into the peer's sink, posted before the
+ *	message (o2_tx_set_writes()), or 0
+ * @writes: those work requests: @writes_inline, or kcalloc'ed for a
+ *	descriptor of more than O2_TX_WRITES_INLINE fragments
+ * @writes_inline: room for the usual one-fragment descriptor
+ * @wr_inv: the LOCAL_INV of an invalidation tx, or the one before @reg's
+ *	REG_MR (o2_dev.reg_replayed)
+ * @wr_reg: @reg's REG_MR
+ * @wr_send: the message's Send
+ * @sge: its buffer
+ *	(the work requests live in the tx so that the txs o2_conn_check_sends()
+ *	posts go chained, in one ib_post_send(); filled when posted)
+ * @unposted: only the first of its work requests were accepted by the
+ *	device (a failed ib_post_send()): it waits on conn->posted for the
+ *	QP's teardown (o2_conn_reclaim_posted()) with the rest
  * @done: its owner's completion, or NULL: called once, by the last
  *	reference (after the Send completion of a posted tx, or when it
  *	fails unposted), with @status final.  The transport never calls
@@ -606,7 +633,14 @@ struct o2_tx {
 	enum ib_wc_status late_status;
 	struct o2_bulk *bulk;
 	bool reg;
-	struct o2_rdma_desc *rd;
+	u32 nwrites;
+	struct o2_write_wr *writes;
+	struct o2_write_wr writes_inline[O2_TX_WRITES_INLINE];
+	struct ib_send_wr wr_inv;
+	struct ib_reg_wr wr_reg;
+	struct ib_send_wr wr_send;
+	struct ib_sge sge;
+	bool unposted;
 	void (*done)(struct o2_tx *tx);
 	void *owner;
 	u64 cookie;
@@ -663,6 +697,8 @@ struct o2_tx *o2_tx_alloc(struct o2_ni *ni, u8 type);
 struct o2_tx *o2_tx_alloc_inv(struct o2_ni *ni, struct o2_mr *mr,
 			      void (*inv_done)(struct o2_tx *tx, bool clean));
 void o2_tx_put(struct o2_tx *tx);
+int o2_tx_set_writes(struct o2_tx *tx, const struct o2_rdma_desc *rd);
+void o2_tx_drop_writes(struct o2_tx *tx);
 void o2_tx_fail_list(struct list_head *txs, int error);
 void o2_tx_fail_or_resend(struct list_head *txs, int error);
 int o2_conn_queue_tx(struct o2_conn *conn, struct o2_tx *tx);

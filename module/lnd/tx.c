@@ -116,7 +116,7 @@ static void o2_tx_release(struct kref *ref)
 	}
 	if (tx->done)	/* its owner learns how it ended */
 		tx->done(tx);
-	kfree(tx->rd);
+	o2_tx_drop_writes(tx);
 	peer = tx->peer;
 	if (peer)	/* launched by LNet: its credits */
 		o2_up->tx_finalize(tx);
@@ -280,8 +280,7 @@ int o2_conn_queue_tx(struct o2_conn *conn, struct o2_tx *tx)
 	int rc = 0;
 
 	/* (LOCAL_INV,) REG_MR and RDMA WRITEs go before the message itself */
-	tx->wrs = 1 + tx->reg * (1 + conn->dev->reg_replayed) +
-		  (tx->rd ? tx->rd->nfrags : 0);
+	tx->wrs = 1 + tx->reg * (1 + conn->dev->reg_replayed) + tx->nwrites;
 	switch (tx->q) {
 	case O2_TXQ_RSRVD:
 		q = &conn->tx_queue_rsrvd;
@@ -452,69 +451,154 @@ static void o2_tx_bulk_wr_err(struct ib_cq *cq, struct ib_wc *wc)
 				    ib_wc_status_msg(wc->status));
 }
 
-/*
- * Post the REG_MR of tx->bulk's MR (tx->reg) and the RDMA WRITEs of its
- * data into the peer's descriptor tx->rd, ahead of the message; none is
- * signaled (the message's completion covers them; an error completes
- * them with o2_tx_bulk_wr_err()).  On a device that replays local work
- * requests (o2_dev.reg_replayed) the REG_MR follows a LOCAL_INV of the
- * same key: executed once or twice, the pair leaves the MR registered.
- * Caller holds conn->lock, so nothing else lands between the two.
+/**
+ * o2_tx_set_writes() - the RDMA WRITEs of a tx's bulk data into a sink
+ * @tx: a tx whose bulk buffer is mapped (tx->bulk->mr)
+ * @rd: the peer's descriptor of its sink (checked by the caller: no
+ *	more bytes than the buffer, no more fragments than negotiated)
+ *
+ * One WRITE per fragment, from consecutive ranges of the buffer, until
+ * the buffer's bytes are placed; built here, once, and posted ahead of
+ * the message without being signaled (o2_tx_chain_locked()).  The usual
+ * one-fragment descriptor needs no allocation (O2_TX_WRITES_INLINE).
+ *
+ * Return: 0, or -ENOMEM (the tx is unchanged).
  */
-static int o2_tx_post_bulk_locked(struct o2_conn *conn, struct o2_tx *tx)
+int o2_tx_set_writes(struct o2_tx *tx, const struct o2_rdma_desc *rd)
 {
 	struct o2_bulk *b = tx->bulk;
 	struct ib_mr *mr = b->mr->mr;
-	u32 i, off = 0;
-	int rc;
+	struct o2_write_wr *ws = tx->writes_inline;
+	u32 i, n, off;
+
+	for (n = 0, off = 0; n < rd->nfrags && off < b->nob; n++)
+		off += min_t(u32, rd->frags[n].nob, b->nob - off);
+	if (n > O2_TX_WRITES_INLINE) {
+		ws = kcalloc(n, sizeof(*ws), GFP_KERNEL);
+		if (!ws)
+			return -ENOMEM;
+	}
+	b->write_cqe.done = o2_tx_bulk_wr_err;
+	for (i = 0, off = 0; i < n; i++) {
+		struct o2_write_wr *w = &ws[i];
+
+		w->sge.addr = mr->iova + off;
+		w->sge.length = min_t(u32, rd->frags[i].nob, b->nob - off);
+		w->sge.lkey = mr->lkey;
+		w->wr.wr.wr_cqe = &b->write_cqe;
+		w->wr.wr.opcode = IB_WR_RDMA_WRITE;
+		w->wr.wr.sg_list = &w->sge;
+		w->wr.wr.num_sge = 1;
+		w->wr.remote_addr = rd->frags[i].addr;
+		w->wr.rkey = rd->key;
+		off += w->sge.length;
+	}
+	tx->writes = ws;
+	tx->nwrites = n;
+	return 0;
+}
+
+/**
+ * o2_tx_drop_writes() - forget a tx's RDMA WRITEs (o2_tx_set_writes())
+ * @tx: the tx, not posted or completed
+ */
+void o2_tx_drop_writes(struct o2_tx *tx)
+{
+	if (tx->writes != tx->writes_inline)
+		kfree(tx->writes);
+	tx->writes = NULL;
+	tx->nwrites = 0;
+}
+
+/**
+ * struct o2_post_chain - work requests chained for one ib_post_send()
+ * @head: the first, or NULL
+ * @tail: where the next one is linked
+ * @first: the first tx whose work requests are in it (the txs from it to
+ *	the end of conn->posted are)
+ * @ntx: txs in it
+ * @nwr: work requests in it
+ *
+ * o2_conn_check_sends() posts every tx it can in one call, as o2iblnd
+ * posts a tx's RDMA and message work requests in one: one doorbell for
+ * all of them on hardware that rings one per call (mlx5).  The work
+ * requests live in their txs until the call; a device copies them.
+ */
+struct o2_post_chain {
+	struct ib_send_wr *head;
+	struct ib_send_wr **tail;
+	struct o2_tx *first;
+	int ntx;
+	int nwr;
+};
+
+static void o2_chain_add(struct o2_post_chain *pc, struct ib_send_wr *wr)
+{
+	wr->next = NULL;
+	*pc->tail = wr;
+	pc->tail = &wr->next;
+	pc->nwr++;
+}
+
+/*
+ * A POST_FAIL fault: the chain is refused at its work request @n (from
+ * 0; it is longer).  Return: that work request, unlinked from those
+ * before it, which alone are posted.
+ */
+static struct ib_send_wr *o2_chain_cut(struct o2_post_chain *pc, u32 n)
+{
+	struct ib_send_wr *wr = pc->head, *prev = NULL;
+
+	while (n--) {
+		prev = wr;
+		wr = wr->next;
+	}
+	if (prev)
+		prev->next = NULL;
+	return wr;
+}
+
+/*
+ * Chain a message tx's bulk work requests: the REG_MR of tx->bulk's MR
+ * (tx->reg) and the RDMA WRITEs of its data (o2_tx_set_writes()).  None
+ * is signaled: the message's completion covers them, and an error
+ * completes them with o2_tx_bulk_wr_err().  On a device that replays
+ * local work requests (o2_dev.reg_replayed) the REG_MR follows a
+ * LOCAL_INV of the same key: executed once or twice, the pair leaves the
+ * MR registered.  Caller holds conn->lock, so nothing lands between.
+ */
+static void o2_tx_chain_bulk_locked(struct o2_conn *conn, struct o2_tx *tx,
+				    struct o2_post_chain *pc)
+{
+	struct o2_bulk *b = tx->bulk;
+	u32 i;
 
 	lockdep_assert_held(&conn->lock);
-	if (tx->reg && conn->dev->reg_replayed) {
-		struct ib_send_wr inv = {};
-
-		b->reg_cqe.done = o2_tx_bulk_wr_err;
-		inv.wr_cqe = &b->reg_cqe;
-		inv.opcode = IB_WR_LOCAL_INV;
-		inv.ex.invalidate_rkey = mr->rkey;
-		rc = ib_post_send(conn->qp, &inv, NULL);
-		if (rc)
-			return rc;
-	}
 	if (tx->reg) {
-		struct ib_reg_wr reg = {};
+		struct ib_mr *mr = b->mr->mr;
 
 		b->reg_cqe.done = o2_tx_bulk_wr_err;
-		reg.wr.wr_cqe = &b->reg_cqe;
-		reg.wr.opcode = IB_WR_REG_MR;
-		reg.mr = mr;
-		reg.key = mr->rkey;
-		reg.access = IB_ACCESS_LOCAL_WRITE;
+		if (conn->dev->reg_replayed) {
+			tx->wr_inv = (struct ib_send_wr) {
+				.wr_cqe = &b->reg_cqe,
+				.opcode = IB_WR_LOCAL_INV,
+				.ex.invalidate_rkey = mr->rkey,
+			};
+			o2_chain_add(pc, &tx->wr_inv);
+		}
+		tx->wr_reg = (struct ib_reg_wr) {
+			.wr.wr_cqe = &b->reg_cqe,
+			.wr.opcode = IB_WR_REG_MR,
+			.mr = mr,
+			.key = mr->rkey,
+			.access = IB_ACCESS_LOCAL_WRITE,
+		};
 		if (b->kind == O2_BULK_PUT_SINK || b->kind == O2_BULK_GET_SINK)
-			reg.access |= IB_ACCESS_REMOTE_WRITE;
-		rc = ib_post_send(conn->qp, &reg.wr, NULL);
-		if (rc)
-			return rc;
+			tx->wr_reg.access |= IB_ACCESS_REMOTE_WRITE;
+		o2_chain_add(pc, &tx->wr_reg.wr);
 	}
-	for (i = 0; tx->rd && i < tx->rd->nfrags && off < b->nob; i++) {
-		struct ib_rdma_wr w = {};
-		struct ib_sge sge;
-
-		sge.addr = mr->iova + off;
-		sge.length = min_t(u32, tx->rd->frags[i].nob, b->nob - off);
-		sge.lkey = mr->lkey;
-		b->write_cqe.done = o2_tx_bulk_wr_err;
-		w.wr.wr_cqe = &b->write_cqe;
-		w.wr.opcode = IB_WR_RDMA_WRITE;
-		w.wr.sg_list = &sge;
-		w.wr.num_sge = 1;
-		w.remote_addr = tx->rd->frags[i].addr;
-		w.rkey = tx->rd->key;
-		rc = ib_post_send(conn->qp, &w.wr, NULL);
-		if (rc)
-			return rc;
-		off += sge.length;
-	}
-	return 0;
+	for (i = 0; i < tx->nwrites; i++)
+		o2_chain_add(pc, &tx->writes[i].wr.wr);
 }
 
 /* The LOCAL_INV of an invalidation tx completed (o2_tx_alloc_inv()). */
@@ -536,86 +620,74 @@ static void o2_tx_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /*
- * Post the signaled LOCAL_INV of an invalidation tx: tx->inv_mr; its
- * completion is o2_tx_inv_done().  Caller holds conn->lock.  Return: 0
- * or the error of ib_post_send().
+ * Chain the tx's work requests and account it as posted: an invalidation
+ * tx's one signaled LOCAL_INV of tx->inv_mr (its completion is
+ * o2_tx_inv_done()), or a message's bulk work requests and its signaled
+ * Send, from a send buffer of the conn.  It goes on conn->posted now;
+ * o2_chain_post_locked() undoes what the device refused.  Caller holds
+ * conn->lock.  Return: 0, or -ENOBUFS (a broken slot count: nothing is
+ * done).
  */
-static int o2_tx_post_inv_locked(struct o2_conn *conn, struct o2_tx *tx)
-{
-	struct ib_send_wr wr = {};
-
-	lockdep_assert_held(&conn->lock);
-	tx->conn = conn;
-	tx->cqe.done = o2_tx_inv_done;
-	wr.wr_cqe = &tx->cqe;
-	wr.opcode = IB_WR_LOCAL_INV;
-	wr.send_flags = IB_SEND_SIGNALED;
-	wr.ex.invalidate_rkey = tx->inv_mr->mr->rkey;
-	return ib_post_send(conn->qp, &wr, NULL);
-}
-
-/* Caller holds conn->lock.  Return: 0 or an errno (the tx is unposted). */
-static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
-			     enum o2_txq q)
+static int o2_tx_chain_locked(struct o2_conn *conn, struct o2_tx *tx,
+			      enum o2_txq q, struct o2_post_chain *pc)
 {
 	bool noop = tx->type == O2_MSG_NOOP;
-	struct ib_send_wr wr = {};
 	struct o2_txbuf *txb;
-	struct ib_sge sge;
-	int rc;
 
 	lockdep_assert_held(&conn->lock);
+	/* nposted < concurrent_sends == ntxb: one is free (o2_may_post()) */
+	if (!tx->inv_mr && WARN_ON_ONCE(list_empty(&conn->txb_free)))
+		return -ENOBUFS;
+	if (!pc->first)
+		pc->first = tx;
+	pc->ntx++;
+	tx->conn = conn;
+	tx->unposted = false;
+	if (!conn->cr.nposted)
+		conn->send_progress = jiffies;
+	list_add_tail(&tx->list, &conn->posted);
 	if (tx->inv_mr) {
-		rc = o2_tx_post_inv_locked(conn, tx);
-		if (!rc) {
-			if (!conn->cr.nposted)
-				conn->send_progress = jiffies;
-			o2_credits_post_local(&conn->cr, tx->wrs);
-			list_add_tail(&tx->list, &conn->posted);
-		}
-		return rc;
+		tx->cqe.done = o2_tx_inv_done;
+		tx->wr_inv = (struct ib_send_wr) {
+			.wr_cqe = &tx->cqe,
+			.opcode = IB_WR_LOCAL_INV,
+			.send_flags = IB_SEND_SIGNALED,
+			.ex.invalidate_rkey = tx->inv_mr->mr->rkey,
+		};
+		o2_chain_add(pc, &tx->wr_inv);
+		o2_credits_post_local(&conn->cr, tx->wrs);
+		return 0;
 	}
-	if (tx->reg || tx->rd) {
-		rc = o2_tx_post_bulk_locked(conn, tx);
-		if (rc)
-			return rc;
-	}
+	if (tx->bulk)
+		o2_tx_chain_bulk_locked(conn, tx, pc);
 
-	/* the credits byte is final only if the post succeeds: packed here */
+	/* the credits byte is taken from the state as it is posted */
 	o2_msg_pack(tx->msg, tx->type, o2_credits_return(conn->cr.outstanding),
 		    tx->nob, conn->ni->nid, conn->ni->stamp, conn->peer->nid,
 		    conn->peer_stamp, o2_cksum_param);
-	/* nposted <= concurrent_sends == ntxb: one is free (o2_may_post()) */
-	txb = list_first_entry_or_null(&conn->txb_free, struct o2_txbuf, list);
-	if (WARN_ON_ONCE(!txb))
-		return -ENOBUFS;
+	txb = list_first_entry(&conn->txb_free, struct o2_txbuf, list);
+	list_del(&txb->list);
+	tx->txb = txb;
 	memcpy(txb->buf, tx->msg, tx->nob);
 	ib_dma_sync_single_for_device(conn->dev->ibdev, txb->dma, tx->nob,
 				      DMA_TO_DEVICE);
-	tx->conn = conn;
 	tx->cqe.done = o2_tx_send_done;
-	sge.addr = txb->dma;
-	sge.length = tx->nob;
-	sge.lkey = conn->dev->pd->local_dma_lkey;
-	wr.wr_cqe = &tx->cqe;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IB_WR_SEND;
-	wr.send_flags = IB_SEND_SIGNALED;
-	rc = ib_post_send(conn->qp, &wr, NULL);
-	if (rc)
-		return rc;
-	list_del(&txb->list);
-	tx->txb = txb;
+	tx->sge.addr = txb->dma;
+	tx->sge.length = tx->nob;
+	tx->sge.lkey = conn->dev->pd->local_dma_lkey;
+	tx->wr_send = (struct ib_send_wr) {
+		.wr_cqe = &tx->cqe,
+		.sg_list = &tx->sge,
+		.num_sge = 1,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	o2_chain_add(pc, &tx->wr_send);
 	trace_o2lnd_tx_posted(conn->ni->nid, conn->peer->nid, tx->type, tx->nob,
 			      0);
-	if (!conn->cr.nposted)
-		conn->send_progress = jiffies;
 	o2_credits_post(&conn->cr, q, noop, tx->wrs);
-	list_add_tail(&tx->list, &conn->posted);
 	conn->greet = false;
-	if (tx->type == O2_MSG_NOOP && conn->nudge && !conn->heard &&
-	    conn->nudges < U8_MAX)
+	if (noop && conn->nudge && !conn->heard && conn->nudges < U8_MAX)
 		conn->nudges++;
 	conn->last_send = jiffies;
 	conn->send_count++;
@@ -624,6 +696,74 @@ static int o2_tx_post_locked(struct o2_conn *conn, struct o2_tx *tx,
 		atomic64_inc(&conn->ni->stats.keepalives);
 	}
 	return 0;
+}
+
+/**
+ * o2_chain_post_locked() - post a chain in one call, undo what failed
+ * @conn: the conn; caller holds conn->lock
+ * @pc: the chain (o2_tx_chain_locked())
+ * @failed: gets the txs none of whose work requests the device took
+ *
+ * When ib_post_send() refuses a work request, those before it are
+ * posted and it and those after are not.  A tx all of whose work
+ * requests are posted completes as usual; a tx none of whose are leaves
+ * conn->posted, its send buffer and send-queue slots come back, and it
+ * goes on @failed (the caller completes it with the error and closes
+ * the conn).  A tx with only some posted (its REG_MR, not its Send)
+ * stays on conn->posted marked unposted: its posted part completes,
+ * flushed, only as the QP drains, and o2_conn_reclaim_posted() completes
+ * the tx once the QP is gone.
+ *
+ * Return: 0 or the error of ib_post_send().
+ */
+static int o2_chain_post_locked(struct o2_conn *conn, struct o2_post_chain *pc,
+				struct list_head *failed)
+{
+	struct ib_send_wr *wr, *cut = NULL;
+	const struct ib_send_wr *bad = NULL;
+	struct o2_fault_hit hit;
+	struct o2_tx *tx, *tmp;
+	int rc = 0, taken = 0;
+
+	lockdep_assert_held(&conn->lock);
+	if (!pc->head)
+		return 0;
+	if (o2_fault_fire(O2LND_FAULT_POST_FAIL, pc->nwr, conn->ni->nid,
+			  conn->peer->nid, &hit))
+		cut = o2_chain_cut(pc, hit.arg);
+	if (cut != pc->head)
+		rc = ib_post_send(conn->qp, pc->head, &bad);
+	if (!rc && cut) {
+		rc = -ENOMEM;	/* what a full send queue answers */
+		bad = cut;
+	}
+	trace_o2lnd_send_chain(conn->ni->nid, conn->peer->nid, pc->ntx,
+			       pc->nwr, rc);
+	if (!rc)
+		return 0;
+	for (wr = pc->head; wr && wr != bad; wr = wr->next)
+		taken++;
+	tx = pc->first;
+	list_for_each_entry_safe_from(tx, tmp, &conn->posted, list) {
+		enum o2_chain_fate f = o2_chain_fate(&taken, tx->wrs);
+
+		if (f == O2_CHAIN_POSTED)
+			continue;
+		if (f == O2_CHAIN_PARTIAL) {
+			tx->unposted = true;
+			continue;
+		}
+		list_move_tail(&tx->list, failed);
+		if (tx->inv_mr) {
+			o2_credits_complete(&conn->cr, false, tx->wrs);
+			continue;
+		}
+		o2_credits_complete(&conn->cr, tx->type == O2_MSG_NOOP,
+				    tx->wrs);
+		list_add(&tx->txb->list, &conn->txb_free);
+		tx->txb = NULL;
+	}
+	return rc;
 }
 
 static bool o2_conn_keepalive_due(struct o2_conn *conn, unsigned long now)
@@ -718,10 +858,12 @@ static bool o2_conn_need_noop_locked(struct o2_conn *conn, bool *keepalive)
  */
 void o2_conn_check_sends(struct o2_conn *conn)
 {
-	struct o2_tx *tx, *tmp, *noop = NULL, *drop = NULL;
+	struct o2_post_chain pc = {};
+	struct o2_tx *tx, *tmp, *noop = NULL;
 	bool want_noop, keepalive;
+	LIST_HEAD(failed);
 	LIST_HEAD(noops);
-	int rc = 0;
+	int rc = 0, post_rc;
 
 	spin_lock(&conn->lock);
 	want_noop = conn->state == O2_CONN_ESTABLISHED &&
@@ -731,6 +873,7 @@ void o2_conn_check_sends(struct o2_conn *conn)
 	if (want_noop)
 		noop = o2_tx_alloc(conn->ni, O2_MSG_NOOP);
 
+	pc.tail = &pc.head;
 	spin_lock(&conn->lock);
 	if (noop && conn->state == O2_CONN_ESTABLISHED) {
 		noop->keepalive = keepalive &&
@@ -769,13 +912,14 @@ void o2_conn_check_sends(struct o2_conn *conn)
 			continue;
 		}
 		list_del_init(&tx->list);
-		rc = o2_tx_post_locked(conn, tx, q);
+		rc = o2_tx_chain_locked(conn, tx, q, &pc);
 		if (rc) {
-			tx->status = rc;
-			drop = tx;
+			list_add_tail(&tx->list, &failed);
 			break;
 		}
 	}
+	post_rc = o2_chain_post_locked(conn, &pc, &failed);
+	rc = rc ? rc : post_rc;
 	spin_unlock(&conn->lock);
 	if (noop)
 		o2_tx_put(noop);
@@ -783,10 +927,10 @@ void o2_conn_check_sends(struct o2_conn *conn)
 		list_del_init(&tx->list);
 		o2_tx_put(tx);
 	}
-	if (drop)
-		o2_tx_put(drop);
-	if (rc)
+	if (rc) {
+		o2_tx_fail_list(&failed, rc);
 		o2_conn_close(conn, rc);
+	}
 }
 
 /**
@@ -820,7 +964,7 @@ unsigned int o2_conn_reclaim_posted(struct o2_conn *conn)
 		};
 
 		list_del_init(&tx->list);
-		n++;
+		n += !tx->unposted;	/* a failed post is no lost send */
 		/* not through o2_tx_send_done(): no fault may delay it now */
 		if (tx->cqe.done == o2_tx_send_done)
 			o2_tx_send_finish(tx, IB_WC_WR_FLUSH_ERR);

@@ -480,8 +480,7 @@ static void o2_bulk_tx_done(struct o2_tx *tx)
 	bool ok = !tx->status;
 
 	tx->bulk = NULL;
-	kfree(tx->rd);
-	tx->rd = NULL;
+	o2_tx_drop_writes(tx);
 	if (ok && (tx->type == O2_MSG_PUT_DONE ||
 		   tx->type == O2_MSG_GET_DONE)) {
 		o2_bulk_invalidate(b, tx->conn);
@@ -769,7 +768,6 @@ static int o2_bulk_rx_get_req(struct o2_conn *conn, struct o2_get_msg *m,
 	u64 mb = le64_to_cpu(h->msg.get.match_bits);
 	struct o2_bulk *b;
 	struct o2_tx *tx;
-	size_t rdlen;
 	int rc;
 
 	if (le32_to_cpu(h->type) != O2_LNET_MSG_GET ||
@@ -788,14 +786,10 @@ static int o2_bulk_rx_get_req(struct o2_conn *conn, struct o2_get_msg *m,
 	rc = b ? o2_bulk_map(b, conn) : -ENOMEM;
 	tx = rc ? NULL : o2_bulk_tx(conn->ni, O2_MSG_GET_DONE, b,
 				    sizeof(*done));
-	rdlen = struct_size(&m->rd, frags, m->rd.nfrags);
-	if (tx) {
-		tx->rd = kmemdup(&m->rd, rdlen, GFP_KERNEL);
-		if (!tx->rd) {
-			tx->status = -ENOMEM;
-			o2_tx_put(tx);
-			tx = NULL;
-		}
+	if (tx && o2_tx_set_writes(tx, &m->rd)) {
+		tx->status = -ENOMEM;
+		o2_tx_put(tx);
+		tx = NULL;
 	}
 	if (!tx) {
 		if (b)
@@ -843,16 +837,11 @@ static int o2_bulk_rx_put_ack(struct o2_conn *conn, struct o2_putack_msg *m,
 	rc = o2_bulk_map(b, conn);
 	tx = rc ? NULL : o2_bulk_tx(conn->ni, O2_MSG_PUT_DONE, b,
 				    sizeof(*done));
-	if (tx) {
-		tx->rd = kmemdup(&m->rd, struct_size(&m->rd, frags,
-						     m->rd.nfrags),
-				 GFP_KERNEL);
-		if (!tx->rd) {
-			tx->status = -ENOMEM;
-			o2_tx_put(tx);
-			tx = NULL;
-			rc = -ENOMEM;
-		}
+	if (tx && o2_tx_set_writes(tx, &m->rd)) {
+		tx->status = -ENOMEM;
+		o2_tx_put(tx);
+		tx = NULL;
+		rc = -ENOMEM;
 	}
 	if (!tx) {
 		o2_bulk_drop_mr(b, true);	/* never registered */

@@ -659,9 +659,13 @@ int run_fault_add(Env& env, const Opts& opts, const Positional& positional) {
   rule.kind = *kind;
   std::string kind_name = o2lnd::fault_kind_name(rule.kind);
   auto arg_kind = o2lnd::fault_arg_kind(rule.kind);
-  std::size_t want_positional = arg_kind ? 2 : 1;
+  const bool wr_arg = rule.kind == O2LND_FAULT_POST_FAIL;  // a number, not a name
+  std::size_t want_positional = arg_kind || wr_arg ? 2 : 1;
   if (positional.size() < want_positional) {
-    return usage_error(env, kCmd, kind_name + " needs " + std::string(arg_word(*arg_kind)));
+    return usage_error(
+        env, kCmd,
+        kind_name + " needs " +
+            std::string(wr_arg ? "WR (a work request, from 0)" : arg_word(*arg_kind)));
   }
   if (positional.size() > want_positional) {
     return usage_error(env, kCmd,
@@ -675,6 +679,14 @@ int run_fault_add(Env& env, const Opts& opts, const Positional& positional) {
       return usage_error(env, kCmd, why);
     }
     rule.arg = *arg;
+  }
+  if (wr_arg) {
+    auto wr = parse_uint(positional[1], 0, O2LND_FAULT_POST_FAIL_MAX_ARG);
+    if (!wr) {
+      return usage_error(env, kCmd,
+                         "invalid WR '" + std::string(positional[1]) + "': " + wr.error().message);
+    }
+    rule.arg = *wr;
   }
   bool bad = false;
   if (auto nid = nid_option(env, opts, "--peer", bad); nid) {
@@ -1201,6 +1213,11 @@ constexpr Command kCommands[] = {
      "  inv-fail           take the local invalidation of a fast-registration MR\n"
      "                     as failed: the MR is destroyed and replaced (net show\n"
      "                     -v: bulk.mr_pool.recovered)\n"
+     "  post-fail WR       refuse a chain of more than WR work requests posted on a\n"
+     "                     connection (a message with its REG_MR and RDMA WRITEs,\n"
+     "                     and the messages queued behind it) at its work request\n"
+     "                     WR (from 0, 0..255), as a full send queue: those before\n"
+     "                     it are posted, the rest fail and the connection closes\n"
      "\n"
      "EVENT: addr_resolved addr_error route_resolved route_error connect_request\n"
      "  connect_response connect_error unreachable rejected established\n"

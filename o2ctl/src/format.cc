@@ -671,7 +671,11 @@ std::string format_fault_list(const std::vector<o2lnd::FaultRule>& rules) {
   for (const auto& r : rules) {
     y.line(kListItem, "- id: " + std::to_string(r.id));
     y.kv(kListField, "kind", o2lnd::fault_kind_name(r.kind));
-    y.kv(kListField, "arg", o2lnd::fault_arg_name(r));
+    if (r.kind == O2LND_FAULT_POST_FAIL) {
+      y.kv(kListField, "arg", r.arg);  // a work request: a number
+    } else {
+      y.kv(kListField, "arg", o2lnd::fault_arg_name(r));
+    }
     y.kv(kListField, "peer", nid_or_any(r.peer));
     y.kv(kListField, "local", nid_or_any(r.local));
     y.kv(kListField, "count", r.count);

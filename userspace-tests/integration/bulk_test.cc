@@ -14,6 +14,7 @@
 // "tx credits", "tx credits max".
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -608,6 +609,136 @@ TEST_F(BulkVeth, UncheckedWritesAskForNoAckAndCheckedOnesStillGetTheirVerdict) {
   }
   expect_brw_ok(g, "write", kMiB, 4);
   expect_mrs_free(g);
+}
+
+// Each call of ib_post_send() carries everything o2_conn_check_sends() could
+// post (the o2lnd_send_chain tracepoint, one event per call): a 1 MiB
+// write's PUT_DONE goes in one call with the REG_MR and the RDMA WRITE of
+// its data (3 work requests, 4 where rxe's REG_MR follows a LOCAL_INV),
+// and the RPCs that queued while their connection was being made go out
+// together once it is up.  No call fails, and no MR stays in use.
+TEST_F(BulkVeth, EachPostCarriesAMessageWithItsRdmaAndWhatQueuedBehindIt) {
+  Guest& g = guest("g1");
+  ASSERT_TRUE(insmod(g, kBoth).ok()) << bed().test_log();
+  expect_ping_ok(g, kB, std::string("--source ") + kA);
+  const std::string t = "/sys/kernel/tracing";
+  const std::string ev = t + "/events/o2lnd/o2lnd_send_chain/enable";
+  RunResult r = run(g, "mountpoint -q " + t + " || mount -t tracefs nodev " + t + " && echo > " +
+                           t + "/trace && echo 1 > " + ev);
+  ASSERT_EQ(r.status, 0) << r.out;
+  constexpr int kWrites = 20;
+  Brw w = brw(g, "write", kB, kA,
+              "--size 1M --concurrency 1 --count " + std::to_string(kWrites) + " --timeout 30000");
+  EXPECT_EQ(w.at("rpcs"), kWrites) << w.text();
+  EXPECT_EQ(w.err("total"), 0) << w.text();
+  // A new connection whose route resolution stalls once (until its phase
+  // deadline): the 8 RPCs launched meanwhile wait for it, and go together.
+  r = o2ctl(g, std::string("peer close ") + kB + " --source " + kA, 30);
+  ASSERT_TRUE(r.ok()) << r.out;
+  r = o2ctl(g, std::string("fault add stall route --local ") + kA + " --count 1");
+  ASSERT_TRUE(r.ok()) << r.out;
+  Brw s = brw(g, "write", kB, kA, "--size 4K --concurrency 8 --count 64 --timeout 60000");
+  EXPECT_EQ(s.at("rpcs"), 64) << s.text();
+  EXPECT_EQ(s.err("total"), 0) << s.text();
+  r = run(g, "echo 0 > " + ev + "; grep o2lnd_send_chain: " + t + "/trace");
+  ASSERT_EQ(r.status, 0) << r.out;
+  // "... o2lnd_send_chain: ni=50000c0a80101 peer=50000c0a80102 txs=1 wrs=4 status=0"
+  int posts = 0, bulk_posts = 0, multi_tx = 0, failed = 0, max_txs = 0;
+  int64_t txs_total = 0, wrs_total = 0;
+  size_t pos = 0;
+  while ((pos = r.out.find("o2lnd_send_chain: ", pos)) != std::string::npos) {
+    unsigned long long ni = 0, peer = 0;
+    int txs = 0, wrs = 0, status = 0;
+    const int n = std::sscanf(r.out.c_str() + pos,  // NOLINT(cert-err34-c): n is checked
+                              "o2lnd_send_chain: ni=%llx peer=%llx txs=%d wrs=%d status=%d", &ni,
+                              &peer, &txs, &wrs, &status);
+    pos++;
+    EXPECT_EQ(n, 5) << r.out.substr(pos - 1, 120);
+    if (n != 5) continue;
+    posts++;
+    txs_total += txs;
+    wrs_total += wrs;
+    max_txs = std::max(max_txs, txs);
+    failed += status != 0 ? 1 : 0;
+    multi_tx += txs > 1 ? 1 : 0;
+    // A's PUT_DONEs: ni 192.168.1.1, peer 192.168.1.2 (o2ib0 = 0x50000)
+    const bool put_done =
+        ni == 0x50000c0a80101ULL && peer == 0x50000c0a80102ULL && txs == 1 && wrs >= 3;
+    bulk_posts += put_done ? 1 : 0;
+  }
+  EXPECT_EQ(failed, 0) << r.out;
+  EXPECT_GE(bulk_posts, kWrites) << "PUT_DONEs posted apart from their RDMA?\n" << r.out;
+  EXPECT_GE(multi_tx, 1) << "no call carried two messages:\n" << r.out;
+  figure("posts", std::to_string(posts));
+  figure("txs_per_post", std::to_string(posts > 0 ? double(txs_total) / posts : 0));
+  figure("wrs_per_post", std::to_string(posts > 0 ? double(wrs_total) / posts : 0));
+  figure("max_txs_per_post", std::to_string(max_txs));
+  expect_mrs_free(g);
+}
+
+// A device that refuses a chain of work requests part way (post-fail: as
+// a full send queue would): the messages it took complete, those it took
+// none of fail at once, a message whose REG_MR went but whose RDMA WRITE
+// and PUT_DONE did not ends as the QP drains, and the connection closes and
+// comes back.  Three cuts: inside a 1 MiB write's PUT_DONE chain (WR 2 of
+// [LOCAL_INV,] REG_MR, WRITE, Send), at the first work request, and in the
+// middle of eight PUT_REQs that queued behind a stalled connect.  Every RPC
+// ends (no expiry), no MR stays in use, no send is reported lost, the
+// kernel warns of nothing, and checked transfers afterwards verify.
+TEST_F(BulkVeth, ARefusedPostFailsOnlyWhatItRefusedAndTheConnectionComesBack) {
+  Guest& g = guest("g1");
+  ASSERT_TRUE(insmod(g, kBoth).ok()) << bed().test_log();
+  expect_ping_ok(g, kB, std::string("--source ") + kA);
+  const std::string t = "/sys/kernel/tracing";
+  const std::string ev = t + "/events/o2lnd/o2lnd_send_chain/enable";
+  RunResult r = run(g, "mountpoint -q " + t + " || mount -t tracefs nodev " + t + " && echo > " +
+                           t + "/trace && echo 1 > " + ev + " && echo o2t-post-fail > /dev/kmsg");
+  ASSERT_EQ(r.status, 0) << r.out;
+  struct Case {
+    const char* name;
+    const char* fault;
+    const char* size;
+    int concurrency;
+    bool stall;  // the connect stalls once, so that the RPCs queue behind it
+  };
+  for (const Case& c : {Case{"inside_a_bulk_chain", "post-fail 2", "1M", 1, false},
+                        Case{"at_the_first_wr", "post-fail 0", "4K", 1, false},
+                        Case{"among_queued_messages", "post-fail 3", "4K", 8, true}}) {
+    SCOPED_TRACE(c.name);
+    if (c.stall) {
+      r = o2ctl(g, std::string("peer close ") + kB + " --source " + kA, 30);
+      ASSERT_TRUE(r.ok()) << r.out;
+      ASSERT_GT(add_fault(g, std::string("stall route --local ") + kA + " --count 1"), 0);
+    }
+    const int id = add_fault(g, std::string(c.fault) + " --local " + kA + " --count 1");
+    ASSERT_GT(id, 0);
+    constexpr int kCount = 16;
+    Brw b =
+        brw(g, "write", kB, kA,
+            std::string("--size ") + c.size + " --concurrency " + std::to_string(c.concurrency) +
+                " --count " + std::to_string(kCount) + " --timeout 60000");
+    EXPECT_EQ(b.at("rpcs"), kCount) << b.text();
+    const int64_t failed = b.err("total");
+    // at most the RPCs in flight when the connection closed, and none expired
+    EXPECT_LE(failed, c.concurrency) << b.text();
+    EXPECT_EQ(b.err("expired"), 0) << b.text();
+    RunResult fl = o2ctl(g, "fault list", 30);
+    EXPECT_NE(fl.out.find("kind: post-fail"), std::string::npos) << fl.out;
+    EXPECT_NE(fl.out.find("fired: 1"), std::string::npos) << fl.out;
+    EXPECT_TRUE(o2ctl(g, "fault del all", 30).ok());
+    figure(std::string("failed_rpcs_") + c.name, std::to_string(failed));
+    // the connection is back: a checked transfer verifies
+    expect_brw_ok(g, "write", kMiB, 2);
+  }
+  r = run(g, "echo 0 > " + ev + "; grep o2lnd_send_chain: " + t + "/trace | grep -v 'status=0$'");
+  // one refused call per case: -ENOMEM (-12); the third with eight PUT_REQs
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3) << r.out;
+  EXPECT_NE(r.out.find("txs=1 wrs=4 status=-12"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("txs=8 wrs=8 status=-12"), std::string::npos) << r.out;
+  expect_mrs_free(g);
+  RunResult dm = run(g, "dmesg | sed -n '/o2t-post-fail/,$p'", 30);
+  EXPECT_EQ(dm.out.find("WARNING"), std::string::npos) << dm.out;
+  EXPECT_EQ(dm.out.find("never completed"), std::string::npos) << dm.out;
 }
 
 // cksum=1: every message carries an o2iblnd checksum; pings and 64 KiB

@@ -891,6 +891,9 @@ TEST_F(CliTest, FaultAddOfEveryKind) {
       {{"msg-drop", "immediate"}, O2LND_FAULT_MSG_DROP, 0xd1, 0},
       {{"msg-corrupt", "get_done"}, O2LND_FAULT_MSG_CORRUPT, 0xd7, 0},
       {{"send-delay", "--delay", "10000"}, O2LND_FAULT_SEND_DELAY, 0, 10000},
+      {{"inv-fail"}, O2LND_FAULT_INV_FAIL, 0, 0},
+      {{"post-fail", "0"}, O2LND_FAULT_POST_FAIL, 0, 0},
+      {{"post-fail", "255"}, O2LND_FAULT_POST_FAIL, 255, 0},
   };
   for (const auto& c : cases) {
     std::vector<std::string_view> args = {"fault", "add"};
@@ -949,7 +952,7 @@ TEST_F(CliTest, FaultAddRejectsUnknownEvent) {
 TEST_F(CliTest, FaultAddRejectsUnknownKindPhaseReasonAndType) {
   EXPECT_EQ(run_o2ctl({"fault", "add", "explode"}), kExitUsage);
   EXPECT_NE(err().find("unknown fault kind 'explode' (one of: cm-drop, cm-delay, stall, reject, "
-                       "msg-drop, msg-corrupt, send-delay, inv-fail)"),
+                       "msg-drop, msg-corrupt, send-delay, inv-fail, post-fail)"),
             std::string::npos)
       << err();
   EXPECT_EQ(run_o2ctl({"fault", "add", "stall", "handshake"}), kExitUsage);
@@ -978,6 +981,33 @@ TEST_F(CliTest, FaultAddNeedsItsArgAndNoMore) {
   EXPECT_NE(err().find("unexpected argument 'established'"), std::string::npos) << err();
   EXPECT_EQ(run_o2ctl({"fault", "add", "cm-drop", "established", "extra"}), kExitUsage);
   EXPECT_EQ(kernel_->opens, 0);
+}
+
+// post-fail's ARG is a number: the work request of the chain that is refused.
+TEST_F(CliTest, FaultAddPostFailNeedsAWorkRequestFromZeroTo255) {
+  EXPECT_EQ(run_o2ctl({"fault", "add", "post-fail"}), kExitUsage);
+  EXPECT_NE(err().find("post-fail needs WR (a work request, from 0)"), std::string::npos) << err();
+  for (std::string_view wr : {"256", "-1", "two", "", "1.5", "4294967296"}) {
+    EXPECT_EQ(run_o2ctl({"fault", "add", "post-fail", wr}), kExitUsage) << wr;
+    EXPECT_NE(err().find("o2ctl fault add: invalid WR '" + std::string(wr) + "'"),
+              std::string::npos)
+        << err();
+  }
+  EXPECT_EQ(run_o2ctl({"fault", "add", "post-fail", "2", "3"}), kExitUsage);
+  EXPECT_NE(err().find("unexpected argument '3'"), std::string::npos) << err();
+  EXPECT_EQ(kernel_->opens, 0);
+  EXPECT_EQ(run_o2ctl({"fault", "add", "post-fail", "3", "--local", "192.168.1.1@o2ib0"}), kExitOk)
+      << err();
+  auto sent = kernel_->last<o2lnd_ioc_fault>(O2LND_IOC_FAULT_ADD);
+  EXPECT_EQ(sent.kind, static_cast<std::uint32_t>(O2LND_FAULT_POST_FAIL));
+  EXPECT_EQ(sent.arg, 3U);
+  EXPECT_EQ(sent.local_nid, kLocal);
+  // listed with its number, 0 included (not "none")
+  EXPECT_EQ(run_o2ctl({"fault", "add", "post-fail", "0"}), kExitOk) << err();
+  EXPECT_EQ(run_o2ctl({"fault", "list"}), kExitOk) << err();
+  EXPECT_NE(out().find("post-fail"), std::string::npos) << out();
+  EXPECT_NE(out().find("arg: 0"), std::string::npos) << out();
+  EXPECT_NE(out().find("arg: 3"), std::string::npos) << out();
 }
 
 TEST_F(CliTest, FaultAddDelayIsRequiredForDelayKindsAndRefusedOtherwise) {

@@ -331,7 +331,11 @@ TEST_F(DevicePeerTest, FaultAddValidatesLocallyWithoutCallingTheModule) {
   r.kind = 0;
   expect_invalid(r, "unknown fault kind 0");
   r.kind = O2LND_FAULT_MAX + 1;
-  expect_invalid(r, "unknown fault kind 9");
+  expect_invalid(r, "unknown fault kind " + std::to_string(O2LND_FAULT_MAX + 1));
+  r = cm_drop(0);
+  r.kind = O2LND_FAULT_POST_FAIL;
+  r.arg = O2LND_FAULT_POST_FAIL_MAX_ARG + 1;
+  expect_invalid(r, "post-fail: work request 256 out of range (0..255)");
   r = cm_drop(0);
   r.probability = 0;
   expect_invalid(r, "probability 0 per million out of range (1..1000000)");

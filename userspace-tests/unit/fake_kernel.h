@@ -391,6 +391,8 @@ struct FakeKernel {
       case O2LND_FAULT_MSG_DROP:
       case O2LND_FAULT_MSG_CORRUPT:
         return arg == 0 || (arg >= 0xd0 && arg <= 0xd7);
+      case O2LND_FAULT_POST_FAIL:
+        return arg <= O2LND_FAULT_POST_FAIL_MAX_ARG;
       default:
         return arg == 0;
     }

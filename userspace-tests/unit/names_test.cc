@@ -153,7 +153,8 @@ TEST(Names, MessageTypesAreO2iblndWireValues) {
 TEST(Names, FaultKindsMatchTheHeader) {
   EXPECT_EQ(all_names(NameKind::kFaultKind),
             (std::vector<std::string>{"cm-drop", "cm-delay", "stall", "reject", "msg-drop",
-                                      "msg-corrupt", "send-delay", "inv-fail"}));
+                                      "msg-corrupt", "send-delay", "inv-fail", "post-fail"}));
+  EXPECT_EQ(*parse_name(NameKind::kFaultKind, "POST_FAIL"), O2LND_FAULT_POST_FAIL);
   EXPECT_EQ(*parse_name(NameKind::kFaultKind, "inv-fail"), O2LND_FAULT_INV_FAIL);
   EXPECT_EQ(*parse_name(NameKind::kFaultKind, "INV_FAIL"), O2LND_FAULT_INV_FAIL);
   EXPECT_EQ(*parse_name(NameKind::kFaultKind, "send-delay"), O2LND_FAULT_SEND_DELAY);

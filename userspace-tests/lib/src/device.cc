@@ -114,6 +114,9 @@ std::optional<NameKind> fault_arg_kind(std::uint32_t kind) {
 
 std::string fault_arg_name(const FaultRule& rule) {
   auto kind = fault_arg_kind(rule.kind);
+  if (rule.kind == O2LND_FAULT_POST_FAIL) {
+    return std::to_string(rule.arg);  // a work request's index: 0 is one
+  }
   if (!kind) {
     return rule.arg == 0 ? std::string("none") : std::to_string(rule.arg);
   }
@@ -140,6 +143,11 @@ Result<std::monostate> validate(const FaultRule& rule) {
     if (*arg_kind == NameKind::kCmEvent && rule.arg == O2LND_CM_DEVICE_REMOVAL) {
       return invalid(kind + ": device_removal cannot be dropped or delayed (the RDMA device " +
                      "would wait for o2lnd)");
+    }
+  } else if (rule.kind == O2LND_FAULT_POST_FAIL) {
+    if (rule.arg > O2LND_FAULT_POST_FAIL_MAX_ARG) {
+      return invalid(kind + ": work request " + std::to_string(rule.arg) + " out of range (0.." +
+                     std::to_string(O2LND_FAULT_POST_FAIL_MAX_ARG) + ")");
     }
   } else if (rule.arg != 0) {
     return invalid(kind + " takes no argument (got " + std::to_string(rule.arg) + ")");

@@ -84,6 +84,7 @@ constexpr EnumName kFaultKinds[] = {
     {O2LND_FAULT_STALL, "stall"},           {O2LND_FAULT_REJECT, "reject"},
     {O2LND_FAULT_MSG_DROP, "msg-drop"},     {O2LND_FAULT_MSG_CORRUPT, "msg-corrupt"},
     {O2LND_FAULT_SEND_DELAY, "send-delay"}, {O2LND_FAULT_INV_FAIL, "inv-fail"},
+    {O2LND_FAULT_POST_FAIL, "post-fail"},
 };
 static_assert(std::size(kFaultKinds) == O2LND_FAULT_MAX);
 

@@ -24,7 +24,7 @@ enum class NameKind : std::uint8_t {
   kCmEvent,       // O2LND_CM_*: addr_resolved ... timewait_exit (0..15)
   kMsgType,       // o2iblnd message types: any (0), noop (0xd0) ... get_done (0xd7)
   kFaultKind,     // O2LND_FAULT_*: cm-drop cm-delay stall reject msg-drop msg-corrupt send-delay
-                  //   inv-fail
+                  //   inv-fail post-fail
   kHealth,        // O2LND_HEALTH_*: up down
   kRtrPool,       // O2LND_RTR_*: tiny small large (router buffer pools)
 };
