@@ -93,6 +93,11 @@ std::string brw_cmd(const std::string& op, const std::string& to, const std::str
          args + " -y";
 }
 
+// The o2lnd_send_chain tracepoint (one event per ib_post_send() of a
+// chain), on from an empty trace buffer, tracefs mounted if it was not.
+constexpr const char* kTracing = "/sys/kernel/tracing";
+constexpr const char* kSendChainEvent = "/sys/kernel/tracing/events/o2lnd/o2lnd_send_chain/enable";
+
 O2_SUITE_CLASS(
     BulkVeth, "veth",
     void TearDown() override {
@@ -123,7 +128,11 @@ O2_SUITE_CLASS(
     // `peer close kB --source kA` twice, 2.5 s apart, after 2.5 s.
     void close_twice(Guest& g);
     // No MR in use on either NI once idle (polled up to 30 s).
-    void expect_mrs_free(Guest& g););
+    void expect_mrs_free(Guest& g);
+    // Turns the send-chain tracepoint on.
+    RunResult start_send_chain_trace(Guest & g);
+    // Turns it off; its events (`filter` is appended to the grep).
+    RunResult stop_send_chain_trace(Guest & g, const std::string& filter = ""););
 
 std::map<std::string, NiBulk> BulkVeth::bulk(Guest& g) {
   std::map<std::string, NiBulk> m;
@@ -215,6 +224,17 @@ void BulkVeth::close_twice(Guest& g) {
     RunResult c = o2ctl(g, std::string("peer close ") + kB + " --source " + kA, 30);
     EXPECT_TRUE(c.ok()) << "close " << i + 1 << ": " << c.out;
   }
+}
+
+RunResult BulkVeth::start_send_chain_trace(Guest& g) {
+  const std::string t = kTracing;
+  return run(g, "mountpoint -q " + t + " || mount -t tracefs nodev " + t + " && echo > " + t +
+                    "/trace && echo 1 > " + kSendChainEvent);
+}
+
+RunResult BulkVeth::stop_send_chain_trace(Guest& g, const std::string& filter) {
+  return run(g, std::string("echo 0 > ") + kSendChainEvent +
+                    "; grep o2lnd_send_chain: " + kTracing + "/trace" + filter);
 }
 
 void BulkVeth::expect_mrs_free(Guest& g) {
@@ -621,10 +641,7 @@ TEST_F(BulkVeth, EachPostCarriesAMessageWithItsRdmaAndWhatQueuedBehindIt) {
   Guest& g = guest("g1");
   ASSERT_TRUE(insmod(g, kBoth).ok()) << bed().test_log();
   expect_ping_ok(g, kB, std::string("--source ") + kA);
-  const std::string t = "/sys/kernel/tracing";
-  const std::string ev = t + "/events/o2lnd/o2lnd_send_chain/enable";
-  RunResult r = run(g, "mountpoint -q " + t + " || mount -t tracefs nodev " + t + " && echo > " +
-                           t + "/trace && echo 1 > " + ev);
+  RunResult r = start_send_chain_trace(g);
   ASSERT_EQ(r.status, 0) << r.out;
   constexpr int kWrites = 20;
   Brw w = brw(g, "write", kB, kA,
@@ -640,7 +657,7 @@ TEST_F(BulkVeth, EachPostCarriesAMessageWithItsRdmaAndWhatQueuedBehindIt) {
   Brw s = brw(g, "write", kB, kA, "--size 4K --concurrency 8 --count 64 --timeout 60000");
   EXPECT_EQ(s.at("rpcs"), 64) << s.text();
   EXPECT_EQ(s.err("total"), 0) << s.text();
-  r = run(g, "echo 0 > " + ev + "; grep o2lnd_send_chain: " + t + "/trace");
+  r = stop_send_chain_trace(g);
   ASSERT_EQ(r.status, 0) << r.out;
   // "... o2lnd_send_chain: ni=50000c0a80101 peer=50000c0a80102 txs=1 wrs=4 status=0"
   int posts = 0, bulk_posts = 0, multi_tx = 0, failed = 0, max_txs = 0;
@@ -689,11 +706,9 @@ TEST_F(BulkVeth, ARefusedPostFailsOnlyWhatItRefusedAndTheConnectionComesBack) {
   Guest& g = guest("g1");
   ASSERT_TRUE(insmod(g, kBoth).ok()) << bed().test_log();
   expect_ping_ok(g, kB, std::string("--source ") + kA);
-  const std::string t = "/sys/kernel/tracing";
-  const std::string ev = t + "/events/o2lnd/o2lnd_send_chain/enable";
-  RunResult r = run(g, "mountpoint -q " + t + " || mount -t tracefs nodev " + t + " && echo > " +
-                           t + "/trace && echo 1 > " + ev + " && echo o2t-post-fail > /dev/kmsg");
+  RunResult r = start_send_chain_trace(g);
   ASSERT_EQ(r.status, 0) << r.out;
+  ASSERT_TRUE(run(g, "echo o2t-post-fail > /dev/kmsg").ok());
   struct Case {
     const char* name;
     const char* fault;
@@ -730,7 +745,7 @@ TEST_F(BulkVeth, ARefusedPostFailsOnlyWhatItRefusedAndTheConnectionComesBack) {
     // the connection is back: a checked transfer verifies
     expect_brw_ok(g, "write", kMiB, 2);
   }
-  r = run(g, "echo 0 > " + ev + "; grep o2lnd_send_chain: " + t + "/trace | grep -v 'status=0$'");
+  r = stop_send_chain_trace(g, " | grep -v 'status=0$'");
   // one refused call per case: -ENOMEM (-12); the third with eight PUT_REQs
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3) << r.out;
   EXPECT_NE(r.out.find("txs=1 wrs=4 status=-12"), std::string::npos) << r.out;
