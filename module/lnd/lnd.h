@@ -698,7 +698,6 @@ struct o2_tx *o2_tx_alloc_inv(struct o2_ni *ni, struct o2_mr *mr,
 			      void (*inv_done)(struct o2_tx *tx, bool clean));
 void o2_tx_put(struct o2_tx *tx);
 int o2_tx_set_writes(struct o2_tx *tx, const struct o2_rdma_desc *rd);
-void o2_tx_drop_writes(struct o2_tx *tx);
 void o2_tx_fail_list(struct list_head *txs, int error);
 void o2_tx_fail_or_resend(struct list_head *txs, int error);
 int o2_conn_queue_tx(struct o2_conn *conn, struct o2_tx *tx);

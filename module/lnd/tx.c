@@ -116,7 +116,8 @@ static void o2_tx_release(struct kref *ref)
 	}
 	if (tx->done)	/* its owner learns how it ended */
 		tx->done(tx);
-	o2_tx_drop_writes(tx);
+	if (tx->writes != tx->writes_inline)	/* o2_tx_set_writes() */
+		kfree(tx->writes);
 	peer = tx->peer;
 	if (peer)	/* launched by LNet: its credits */
 		o2_up->tx_finalize(tx);
@@ -499,18 +500,6 @@ int o2_tx_set_writes(struct o2_tx *tx, const struct o2_rdma_desc *rd)
 }
 
 /**
- * o2_tx_drop_writes() - forget a tx's RDMA WRITEs (o2_tx_set_writes())
- * @tx: the tx, not posted or completed
- */
-void o2_tx_drop_writes(struct o2_tx *tx)
-{
-	if (tx->writes != tx->writes_inline)
-		kfree(tx->writes);
-	tx->writes = NULL;
-	tx->nwrites = 0;
-}
-
-/**
  * struct o2_post_chain - work requests chained for one ib_post_send()
  * @head: the first, or NULL
  * @tail: where the next one is linked
@@ -754,14 +743,12 @@ static int o2_chain_post_locked(struct o2_conn *conn, struct o2_post_chain *pc,
 			continue;
 		}
 		list_move_tail(&tx->list, failed);
-		if (tx->inv_mr) {
-			o2_credits_complete(&conn->cr, false, tx->wrs);
-			continue;
-		}
 		o2_credits_complete(&conn->cr, tx->type == O2_MSG_NOOP,
 				    tx->wrs);
-		list_add(&tx->txb->list, &conn->txb_free);
-		tx->txb = NULL;
+		if (tx->txb) {	/* an invalidation tx has none */
+			list_add(&tx->txb->list, &conn->txb_free);
+			tx->txb = NULL;
+		}
 	}
 	return rc;
 }

@@ -479,8 +479,7 @@ static void o2_bulk_tx_done(struct o2_tx *tx)
 	struct o2_bulk *b = tx->bulk;
 	bool ok = !tx->status;
 
-	tx->bulk = NULL;
-	o2_tx_drop_writes(tx);
+	tx->bulk = NULL;	/* its WRITEs go with the tx's release */
 	if (ok && (tx->type == O2_MSG_PUT_DONE ||
 		   tx->type == O2_MSG_GET_DONE)) {
 		o2_bulk_invalidate(b, tx->conn);
