@@ -576,65 +576,117 @@ static struct kunit_suite o2_peer_state_suite = {
 
 /* O2T_NID_B > O2T_NID_A: B wins a race, A's request is rejected by B */
 
+/* o2_race_decide() on our connect: sent @sent_ms ago (-1: not sent) */
+static enum o2_race_verdict race(int sent_ms, bool claimed, int races,
+				 u64 ours, u64 theirs)
+{
+	struct o2_race_facts f = {
+		.connecting = true,
+		.sent = sent_ms >= 0,
+		.sent_ms = sent_ms >= 0 ? (unsigned int)sent_ms : 0,
+		.claimed = claimed,
+		.races = races,
+	};
+
+	return o2_race_decide(&f, ours, theirs);
+}
+
 static void race_without_our_connect_is_accepted(struct kunit *test)
 {
-	static const unsigned int ages[] = { 0, 999, 1000, UINT_MAX };
 	static const int races[] = { 0, O2_MAX_RACES - 1, O2_MAX_RACES };
-	int i, j;
+	struct o2_race_facts f = {};
+	int j, claimed;
 
-	for (i = 0; i < ARRAY_SIZE(ages); i++)
-		for (j = 0; j < ARRAY_SIZE(races); j++)
-			KUNIT_EXPECT_EQ(test, o2_race_decide(false, ages[i],
-							     O2T_NID_B, O2T_NID_A,
-							     races[j]),
+	for (j = 0; j < ARRAY_SIZE(races); j++)
+		for (claimed = 0; claimed < 2; claimed++) {
+			f.races = races[j];
+			f.claimed = claimed;
+			KUNIT_EXPECT_EQ(test, o2_race_decide(&f, O2T_NID_B,
+							     O2T_NID_A),
 					O2_RACE_ACCEPT);
+		}
+}
+
+/*
+ * Our CONNREQ has not left (address, route, QP): to the peer there is no
+ * race; whoever wins by NID, its request is accepted and ours withdrawn
+ * (the Lustre 2.15 `lctl ping` of 1 s that a reject made fail).
+ */
+static void race_before_our_request_left_yields(struct kunit *test)
+{
+	static const int races[] = { 0, O2_MAX_RACES - 1, O2_MAX_RACES };
+	int j;
+
+	for (j = 0; j < ARRAY_SIZE(races); j++) {
+		KUNIT_EXPECT_EQ(test, race(-1, false, races[j], O2T_NID_B,
+					   O2T_NID_A), O2_RACE_YIELD);
+		KUNIT_EXPECT_EQ(test, race(-1, false, races[j], O2T_NID_A,
+					   O2T_NID_B), O2_RACE_YIELD);
+	}
 }
 
 static void race_higher_nid_request_is_accepted(struct kunit *test)
 {
-	static const unsigned int ages[] = { 0, 999, 1000, UINT_MAX };
+	static const int ages[] = { 0, 999, 1000, INT_MAX };
 	static const int races[] = { 0, O2_MAX_RACES - 1, O2_MAX_RACES };
 	int i, j;
 
-	/* we are A: B's request wins and our connect goes on */
+	/* we are A, our request is out: B's request wins, ours goes on */
 	for (i = 0; i < ARRAY_SIZE(ages); i++)
 		for (j = 0; j < ARRAY_SIZE(races); j++)
 			KUNIT_EXPECT_EQ_MSG(test,
-					    o2_race_decide(true, ages[i],
-							   O2T_NID_A, O2T_NID_B,
-							   races[j]),
-					    O2_RACE_ACCEPT, "age %u races %d",
+					    race(ages[i], false, races[j],
+						 O2T_NID_A, O2T_NID_B),
+					    O2_RACE_ACCEPT, "age %d races %d",
 					    ages[i], races[j]);
 }
 
 static void race_lower_nid_fresh_request_is_rejected(struct kunit *test)
 {
-	static const unsigned int ages[] = { 0, 1, O2_RACE_WINDOW_MS - 1 };
+	static const int ages[] = { 0, 1, O2_RACE_WINDOW_MS - 1 };
 	static const int races[] = { 0, 1, O2_MAX_RACES - 1 };
 	int i, j;
 
-	/* we are B: A's request loses while ours is young */
+	/* we are B, our request is out: A's request loses while ours is young */
 	for (i = 0; i < ARRAY_SIZE(ages); i++)
 		for (j = 0; j < ARRAY_SIZE(races); j++)
 			KUNIT_EXPECT_EQ_MSG(test,
-					    o2_race_decide(true, ages[i],
-							   O2T_NID_B, O2T_NID_A,
-							   races[j]),
-					    O2_RACE_REJECT, "age %u races %d",
+					    race(ages[i], false, races[j],
+						 O2T_NID_B, O2T_NID_A),
+					    O2_RACE_REJECT, "age %d races %d",
 					    ages[i], races[j]);
+}
+
+/*
+ * The peer rejected ours with CONN_RACE although we win by our rule: its
+ * rule differs (nidhash() of 2.16+ against the raw NID of 2.15 for NIDs
+ * that differ beyond the last octet); we yield rather than reject back.
+ */
+static void race_claimed_by_the_peer_yields(struct kunit *test)
+{
+	static const int ages[] = { 0, 1, O2_RACE_WINDOW_MS - 1 };
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(ages); i++)
+		KUNIT_EXPECT_EQ_MSG(test, race(ages[i], true, 0, O2T_NID_B,
+					       O2T_NID_A),
+				    O2_RACE_YIELD, "age %d", ages[i]);
+	/* where we lose anyway, nothing changes */
+	KUNIT_EXPECT_EQ(test, race(0, true, 0, O2T_NID_A, O2T_NID_B),
+			O2_RACE_ACCEPT);
 }
 
 static void race_older_than_window_aborts_ours(struct kunit *test)
 {
-	static const unsigned int ages[] = {
-		O2_RACE_WINDOW_MS, O2_RACE_WINDOW_MS + 1, 60000, UINT_MAX,
+	static const int ages[] = {
+		O2_RACE_WINDOW_MS, O2_RACE_WINDOW_MS + 1, 60000, INT_MAX,
 	};
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(ages); i++)
-		KUNIT_EXPECT_EQ_MSG(test, o2_race_decide(true, ages[i], O2T_NID_B,
-							 O2T_NID_A, 0),
-				    O2_RACE_ABORT_OURS, "age %u", ages[i]);
+		KUNIT_EXPECT_EQ_MSG(test, race(ages[i], false, 0, O2T_NID_B,
+					       O2T_NID_A),
+				    O2_RACE_ABORT_OURS, "age %d", ages[i]);
 }
 
 static void race_after_max_races_aborts_ours(struct kunit *test)
@@ -643,20 +695,23 @@ static void race_after_max_races_aborts_ours(struct kunit *test)
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(races); i++)
-		KUNIT_EXPECT_EQ_MSG(test, o2_race_decide(true, 0, O2T_NID_B,
-							 O2T_NID_A, races[i]),
+		KUNIT_EXPECT_EQ_MSG(test, race(0, false, races[i], O2T_NID_B,
+					       O2T_NID_A),
 				    O2_RACE_ABORT_OURS, "races %d", races[i]);
-	KUNIT_EXPECT_EQ(test, o2_race_decide(true, 0, O2T_NID_B, O2T_NID_A,
-					     O2_MAX_RACES - 1),
+	KUNIT_EXPECT_EQ(test, race(0, false, O2_MAX_RACES - 1, O2T_NID_B,
+				   O2T_NID_A),
 			O2_RACE_REJECT);
 }
 
 static void race_with_our_own_nid_is_accepted(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, o2_race_decide(true, 0, O2T_NID_A, O2T_NID_A, 0),
+	KUNIT_EXPECT_EQ(test, race(0, false, 0, O2T_NID_A, O2T_NID_A),
 			O2_RACE_ACCEPT);
-	KUNIT_EXPECT_EQ(test, o2_race_decide(true, UINT_MAX, O2T_NID_A,
-					     O2T_NID_A, O2_MAX_RACES),
+	KUNIT_EXPECT_EQ(test, race(-1, true, O2_MAX_RACES, O2T_NID_A,
+				   O2T_NID_A),
+			O2_RACE_ACCEPT);
+	KUNIT_EXPECT_EQ(test, race(INT_MAX, true, O2_MAX_RACES, O2T_NID_A,
+				   O2T_NID_A),
 			O2_RACE_ACCEPT);
 }
 
@@ -761,8 +816,10 @@ static void jitter_spans_the_whole_range(struct kunit *test)
 
 static struct kunit_case o2_race_backoff_cases[] = {
 	KUNIT_CASE(race_without_our_connect_is_accepted),
+	KUNIT_CASE(race_before_our_request_left_yields),
 	KUNIT_CASE(race_higher_nid_request_is_accepted),
 	KUNIT_CASE(race_lower_nid_fresh_request_is_rejected),
+	KUNIT_CASE(race_claimed_by_the_peer_yields),
 	KUNIT_CASE(race_older_than_window_aborts_ours),
 	KUNIT_CASE(race_after_max_races_aborts_ours),
 	KUNIT_CASE(race_with_our_own_nid_is_accepted),

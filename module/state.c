@@ -99,30 +99,44 @@ enum o2_peer_state o2_peer_state_of(bool established, bool connecting,
 /**
  * o2_race_decide() - what to do with a CONNREQ from a peer we may be
  *	connecting to ourselves
- * @connecting: an active connect of ours to that peer is in progress
- * @age_ms: how long ago our connect started
+ * @f: what we know of our own connect to that peer
  * @our_nid: our NID
  * @peer_nid: the requester's NID
- * @races: CONN_RACE rejects we already sent it in a row
  *
- * The tie-break is deterministic: the higher NID's connect wins
- * (o2_race_we_win()).  Two rules bound it in time, where o2iblnd only
- * had the second (LU-7646):
- *   - a genuine race has both requests in flight at once; if ours is
- *     older than O2_RACE_WINDOW_MS while the peer, evidently alive, is
- *     asking, ours is presumed stuck: it is aborted and the peer's
- *     request accepted;
- *   - after O2_MAX_RACES rejects in a row the peer's request is accepted
- *     whatever the age (and ours aborted).
+ * o2iblnd breaks a race by NID: the higher NID's connect wins and the
+ * lower one's request is rejected with CONN_RACE (o2_race_we_win(), the
+ * raw 64-bit NID as Lustre 2.15 compares it; 2.16 and later compare
+ * nidhash(), which disagrees for NIDs that differ beyond the last
+ * octet).  A rejected peer only retries while it has no other connect
+ * under way, and a Lustre 2.15 `lctl ping` gives up after 1 s, so every
+ * reject is a delay its messages feel.  We reject only when the race is
+ * real and ours is winning it:
+ *   - our CONNREQ is not on the wire yet (resolving the address or the
+ *     route, making the QP): to the peer there is no race at all; we
+ *     yield: accept its request and withdraw ours (it never leaves);
+ *   - the peer already rejected ours with CONN_RACE: it believes it
+ *     wins (its rule differs from ours for this NID pair); we yield, so
+ *     the two rules cost one round of rejects, not O2_MAX_RACES;
+ *   - ours was sent more than O2_RACE_WINDOW_MS ago while the peer,
+ *     evidently alive, asks: ours is presumed stuck (LU-7646), aborted,
+ *     and the peer's request accepted; so after O2_MAX_RACES rejects in
+ *     a row whatever the age;
+ *   - a connect to our own NID never races: its request is ours.
  *
  * Return: the verdict.
  */
-enum o2_race_verdict o2_race_decide(bool connecting, unsigned int age_ms,
-				    u64 our_nid, u64 peer_nid, int races)
+enum o2_race_verdict o2_race_decide(const struct o2_race_facts *f,
+				    u64 our_nid, u64 peer_nid)
 {
-	if (!connecting || !o2_race_we_win(our_nid, peer_nid))
+	if (!f->connecting || our_nid == peer_nid)
 		return O2_RACE_ACCEPT;
-	if (age_ms >= O2_RACE_WINDOW_MS || races >= O2_MAX_RACES)
+	if (!f->sent)
+		return O2_RACE_YIELD;
+	if (!o2_race_we_win(our_nid, peer_nid))
+		return O2_RACE_ACCEPT;
+	if (f->claimed)
+		return O2_RACE_YIELD;
+	if (f->sent_ms >= O2_RACE_WINDOW_MS || f->races >= O2_MAX_RACES)
 		return O2_RACE_ABORT_OURS;
 	return O2_RACE_REJECT;
 }

@@ -53,7 +53,25 @@ enum o2_peer_state {
 enum o2_race_verdict {
 	O2_RACE_ACCEPT,		/* accept it; ours (if any) goes on */
 	O2_RACE_REJECT,		/* reject it with CONN_RACE */
-	O2_RACE_ABORT_OURS,	/* accept it and abort our connect */
+	O2_RACE_ABORT_OURS,	/* accept it and abort our connect (stuck) */
+	O2_RACE_YIELD,		/* accept it and withdraw our connect */
+};
+
+/**
+ * struct o2_race_facts - what o2_race_decide() knows of our own connect
+ * @connecting: an active connect of ours to that peer is in progress
+ * @sent: its CONNREQ is on the wire (rdma_connect() was called)
+ * @sent_ms: how long ago it was sent (when @sent)
+ * @claimed: the peer rejected our last connect with CONN_RACE (since our
+ *	last established conn to it): it believes it wins
+ * @races: CONN_RACE rejects we already sent it in a row
+ */
+struct o2_race_facts {
+	bool connecting;
+	bool sent;
+	unsigned int sent_ms;
+	bool claimed;
+	int races;
 };
 
 const char *o2_conn_state_name(enum o2_conn_state state);
@@ -61,8 +79,8 @@ const char *o2_peer_state_name(enum o2_peer_state state);
 bool o2_peer_transition_ok(enum o2_peer_state from, enum o2_peer_state to);
 enum o2_peer_state o2_peer_state_of(bool established, bool connecting,
 				    bool backoff);
-enum o2_race_verdict o2_race_decide(bool connecting, unsigned int age_ms,
-				    u64 our_nid, u64 peer_nid, int races);
+enum o2_race_verdict o2_race_decide(const struct o2_race_facts *f,
+				    u64 our_nid, u64 peer_nid);
 unsigned int o2_backoff_next(unsigned int cur_ms);
 unsigned int o2_jitter(unsigned int ms, u32 rnd);
 bool o2_conn_transition_ok(enum o2_conn_state from, enum o2_conn_state to);

@@ -208,6 +208,23 @@ static void o2_cm_route_resolved(struct o2_conn *conn, struct rdma_cm_id *id)
 		goto out;
 	}
 	rc = o2_conn_setup_qp(conn);
+	/*
+	 * The request goes out unless a race verdict withdrew this connect
+	 * meanwhile (o2_cm_race(): the peer's request came first and was
+	 * accepted) or it was closed: checked and marked at once, so a
+	 * verdict sees either a request on the wire or one that never
+	 * leaves.
+	 */
+	if (!rc) {
+		spin_lock(&conn->lock);
+		if (conn->req_barred || conn->state != O2_CONN_ACTIVE_CONNECT) {
+			rc = -EALREADY;
+		} else {
+			conn->req_sent = true;
+			conn->req_sent_at = jiffies;
+		}
+		spin_unlock(&conn->lock);
+	}
 	if (!rc) {
 		req.cp = conn->cp;
 		o2_msg_pack(&req, O2_MSG_CONNREQ, 0, sizeof(req), conn->ni->nid,
@@ -449,8 +466,10 @@ static void o2_cm_rejected(struct o2_conn *conn, struct rdma_cm_id *id,
 	spin_lock(&ni->lock);
 	peer->n.rejects_received++;
 	peer->last_reject = rej.why;
-	if (rej.why == O2_REJECT_CONN_RACE)
+	if (rej.why == O2_REJECT_CONN_RACE) {
 		peer->n.races_received++;
+		peer->race_claimed = true;
+	}
 	delay = o2_reject_decide(conn, &rej);
 	trace_o2lnd_reject_received(ni->nid, peer->nid, rej.why,
 				    delay >= 0 ? (long)jiffies_to_msecs(delay) :
@@ -675,23 +694,40 @@ static int o2_cm_park(struct o2_conn *conn, struct rdma_cm_id *id)
 }
 
 /*
- * Race check for a valid request from @peer.  Return: the verdict, with
- * *ours set (and referenced) when our connect must be aborted.
+ * Race check for a valid request from @peer (o2_race_decide()).  Return:
+ * the verdict, with *ours set (and referenced) when our connect must be
+ * aborted or withdrawn.  A withdrawn connect whose request has not left
+ * is barred from sending it (conn->req_barred, under its lock, as
+ * o2_cm_route_resolved() checks it).
  */
 static enum o2_race_verdict o2_cm_race(struct o2_ni *ni, struct o2_peer *peer,
 				       struct o2_conn **ours)
 {
+	struct o2_race_facts f = {};
 	enum o2_race_verdict v;
 	struct o2_conn *c;
 
 	*ours = NULL;
 	spin_lock(&ni->lock);
 	c = o2_peer_connecting_locked(peer);
-	v = o2_race_decide(!!c, c ? jiffies_to_msecs(jiffies - c->created) : 0,
-			   ni->nid, peer->nid, peer->races);
+	f.connecting = !!c;
+	f.claimed = peer->race_claimed;
+	f.races = peer->races;
+	if (c) {
+		spin_lock(&c->lock);
+		f.sent = c->req_sent;
+		if (f.sent)
+			f.sent_ms = jiffies_to_msecs(jiffies - c->req_sent_at);
+	}
+	v = o2_race_decide(&f, ni->nid, peer->nid);
+	if (c) {
+		if (v == O2_RACE_YIELD)
+			c->req_barred = true;
+		spin_unlock(&c->lock);
+	}
 	if (v == O2_RACE_REJECT) {
 		peer->races++;
-	} else if (v == O2_RACE_ABORT_OURS) {
+	} else if (v == O2_RACE_ABORT_OURS || v == O2_RACE_YIELD) {
 		kref_get(&c->ref);
 		*ours = c;
 	}
@@ -699,17 +735,27 @@ static enum o2_race_verdict o2_cm_race(struct o2_ni *ni, struct o2_peer *peer,
 	return v;
 }
 
-/* Abort our connect that lost a race to the peer's request (if any). */
-static void o2_cm_abort_ours(struct o2_ni *ni, struct o2_conn *ours)
+/*
+ * Close our connect that lost a race to the peer's request (if any): a
+ * stuck one (ABORT_OURS) is worth a line in the log; a withdrawn one
+ * (YIELD) is the protocol at work.
+ */
+static void o2_cm_abort_ours(struct o2_ni *ni, struct o2_conn *ours,
+			     enum o2_race_verdict v)
 {
 	char nid[O2_NIDSTR_SIZE];
+	unsigned int ms;
 
 	if (!ours)
 		return;
-	pr_info_ratelimited("o2lnd: %s: %s is connecting to us; aborting our own connect, stuck for %u ms\n",
-			    ni->net, o2_nid_format(ours->peer->nid, nid,
-						   sizeof(nid)),
-			    jiffies_to_msecs(jiffies - ours->created));
+	o2_nid_format(ours->peer->nid, nid, sizeof(nid));
+	ms = jiffies_to_msecs(jiffies - ours->created);
+	if (v == O2_RACE_ABORT_OURS)
+		pr_info_ratelimited("o2lnd: %s: %s is connecting to us; aborting our own connect, stuck for %u ms\n",
+				    ni->net, nid, ms);
+	else
+		pr_debug("o2lnd: %s: %s is connecting to us; withdrawing our own connect (%u ms old)\n",
+			 ni->net, nid, ms);
 	o2_conn_close(ours, -EALREADY);
 	o2_conn_put(ours);
 }
@@ -721,6 +767,7 @@ static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
 	struct rdma_conn_param param;
 	struct o2_connmsg req, ack = {};
 	struct o2_conn *conn, *ours;
+	enum o2_race_verdict race;
 	char nid[O2_NIDSTR_SIZE];
 	struct o2_fault_hit hit;
 	struct o2_peer *peer;
@@ -777,24 +824,18 @@ static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
 
 	/*
 	 * Race tie-break (o2_race_decide()): when we are connecting to the
-	 * requester too, the higher NID's connect wins and we reject a
-	 * lower requester with CONN_RACE, unless our connect is older than
-	 * the race window (presumed stuck, LU-7646) or lost O2_MAX_RACES
-	 * times: then it is aborted and the request accepted.  A connect
-	 * to our own NID never races (o2_race_we_win()).
+	 * requester too, we reject its request with CONN_RACE only if ours
+	 * is on the wire, winning by NID, young and not already claimed by
+	 * the peer; else its request is accepted and ours withdrawn or
+	 * aborted (closed below, once the accepted conn is on the peer).
 	 */
-	switch (o2_cm_race(ni, peer, &ours)) {
-	case O2_RACE_REJECT:
+	race = o2_cm_race(ni, peer, &ours);
+	if (race == O2_RACE_REJECT) {
 		o2_conn_put(conn);
 		rc = o2_cm_reject_peer(peer, id, O2_REJECT_CONN_RACE, NULL,
 				       NULL);
 		o2_peer_put(peer);
 		return rc;
-	case O2_RACE_ABORT_OURS:
-		/* closed below, once the accepted conn is on the peer */
-		break;
-	case O2_RACE_ACCEPT:
-		break;
 	}
 
 	spin_lock(&ni->lock);
@@ -827,7 +868,7 @@ static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
 		rc = o2_cm_reject_peer(peer, id, O2_REJECT_NO_RESOURCES, NULL,
 				       NULL);
 		o2_peer_put(peer);
-		o2_cm_abort_ours(ni, ours);
+		o2_cm_abort_ours(ni, ours, race);
 		return rc;
 	}
 	id->context = conn;
@@ -845,7 +886,7 @@ static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
 		conn->cmid = NULL;
 		o2_conn_put(conn);
 		o2_peer_put(peer);
-		o2_cm_abort_ours(ni, ours);
+		o2_cm_abort_ours(ni, ours, race);
 		return rc;	/* the CM destroys the id */
 	}
 
@@ -867,7 +908,7 @@ static int o2_cm_connect_request(struct o2_ni *ni, struct rdma_cm_id *id,
 	 * earlier would leave the peer without a conn while its messages
 	 * wait, and connd would start a new connect in between.
 	 */
-	o2_cm_abort_ours(ni, ours);
+	o2_cm_abort_ours(ni, ours, race);
 	if (!added) {
 		/* connd destroys the id once this callback has returned */
 		o2_conn_close(conn, -ESHUTDOWN);

@@ -440,6 +440,7 @@ void o2_conn_established(struct o2_conn *conn)
 
 	spin_lock(&ni->lock);
 	peer->races = 0;
+	peer->race_claimed = false;
 	peer->retries = 0;
 	peer->addr_retries = 0;
 	peer->backoff_ms = 0;

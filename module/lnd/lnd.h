@@ -303,6 +303,8 @@ struct o2_ni {
  * @reconnect: a reconnect is scheduled at @reconnect_at
  * @reconnect_at: jiffies
  * @races: consecutive CONN_RACE rejects of our connects
+ * @race_claimed: it rejected our last connect with CONN_RACE (cleared
+ *	once a conn to it is established): its race rule says it wins
  * @retries: consecutive rejects of other retryable kinds
  * @addr_retries: consecutive address resolution timeouts
  * @in_table: still in ni->peers
@@ -340,6 +342,7 @@ struct o2_peer {
 	bool reconnect;
 	unsigned long reconnect_at;
 	int races;
+	bool race_claimed;
 	int retries;
 	int addr_retries;
 	bool in_table;
@@ -472,6 +475,10 @@ struct o2_txbuf {
  *	the teardown waits for it before it touches the QP (a close from
  *	elsewhere may come in between)
  * @disconnected: teardown: rdma_disconnect() was called (a DREQ went out)
+ * @req_sent: our CONNREQ is on the wire, since @req_sent_at (jiffies;
+ *	@lock)
+ * @req_barred: a race verdict withdrew this connect before its CONNREQ
+ *	went out: it never will (@lock)
  * @port_wait: in o2_port_waits while the teardown waits for its port to
  *	come back (o2_port_waits_lock)
  * @posted: txs whose signaled work request (the message's Send, or an
@@ -526,6 +533,9 @@ struct o2_conn {
 	bool drained;
 	bool in_setup;
 	bool disconnected;
+	bool req_sent;
+	bool req_barred;
+	unsigned long req_sent_at;
 	struct list_head port_wait;
 	struct list_head posted;
 };

@@ -49,11 +49,6 @@ int64_t wnum(const std::map<std::string, std::string>& m, const std::string& k) 
   return it == m.end() ? -1 : std::strtoll(it->second.c_str(), nullptr, 10);
 }
 
-int env_int(const char* name, int def) {
-  const char* v = getenv(name);
-  return v != nullptr && *v != 0 ? std::atoi(v) : def;
-}
-
 // The connection of `local` to `peer` in a conn list (first match), or {}.
 Record conn_of(const std::vector<Record>& cs, const std::string& local, const std::string& peer) {
   for (const auto& c : cs) {
@@ -514,10 +509,11 @@ TEST_P(RaceWithAStuckConnect, Resolves) {
   figure("race_stuck_" + phase + "_ping_seconds", std::to_string(r.seconds));
   figure("race_stuck_" + phase + "_races_received_by_A", field(pa, "races received"));
   EXPECT_EQ(r.status, 0) << ctx;
-  EXPECT_LT(r.seconds, 6) << "not resolved by the race window (B's deadline is 12.5 s)\n" << ctx;
-  // Bounded: at most a few CONN_RACE rejects (o2iblnd: 20 before giving in).
-  EXPECT_LE(num(pa, "races received"), 3) << ctx;
-  EXPECT_EQ(num(pa, "races received"), num(pb, "races sent")) << ctx;
+  EXPECT_LT(r.seconds, 6) << "not resolved at once (B's deadline is 12.5 s)\n" << ctx;
+  // B's request never left: to A there is no race, and B withdraws its
+  // connect instead of rejecting A's (o2iblnd: up to 20 CONN_RACE rejects).
+  EXPECT_EQ(num(pa, "races received"), 0) << ctx;
+  EXPECT_EQ(num(pb, "races sent"), 0) << ctx;
 
   // B's stuck connect was aborted and B's own ping used the accepted one.
   RunResult rb = b_ping.get();
