@@ -736,6 +736,27 @@ static enum o2_race_verdict o2_cm_race(struct o2_ni *ni, struct o2_peer *peer,
 }
 
 /*
+ * DISCONNECTED: the peer's DREQ, the DREP to ours, or our DREQ's
+ * timeout.  A DREQ is answered (DREP) here, in the callback, before the
+ * close and the teardown: the peer's disconnect completes as soon as the
+ * CM can carry it, whatever o2lnd's work queues hold (the teardown's own
+ * rdma_disconnect() is then a no-op).  Lustre 2.15 has a window in its
+ * own shutdown, where kiblnd_destroy_conn() drops the peer before it
+ * counts the conn gone and kiblnd_shutdown() asserts in between; on the
+ * test bed a DREP sent from the teardown saw that LBUG in 4 of 51 rounds
+ * of a 2.15 node going down, one sent from here in 1 of 90.  For the
+ * DREP or a timeout, rdma_disconnect() sends nothing.  No CM message on
+ * a port that is down (connd.c): the teardown sends it once the port is
+ * back.
+ */
+static void o2_cm_disconnected(struct o2_conn *conn, struct rdma_cm_id *id)
+{
+	if (!o2_dev_port_down(id) && o2_conn_claim_disconnect(conn))
+		rdma_disconnect(id);
+	o2_conn_close(conn, -ECONNRESET);
+}
+
+/*
  * Close our connect that lost a race to the peer's request (if any): a
  * stuck one (ABORT_OURS) is worth a line in the log; a withdrawn one
  * (YIELD) is the protocol at work.
@@ -942,7 +963,7 @@ static int o2_cm_conn_event(struct o2_conn *conn, struct rdma_cm_id *id,
 		o2_conn_close(conn, o2_cm_error_errno(event, -EHOSTUNREACH));
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
-		o2_conn_close(conn, -ECONNRESET);
+		o2_cm_disconnected(conn, id);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		o2_conn_close(conn, -ENODEV);

@@ -71,7 +71,7 @@ static DEFINE_SPINLOCK(o2_port_waits_lock);
 /* Does the next CM step of @conn's teardown have to wait for its port? */
 static bool o2_conn_waits_for_port(struct o2_conn *conn)
 {
-	bool cm_message = conn->cmid && conn->qp && !conn->disconnected;
+	bool cm_message = conn->cmid && conn->qp && !READ_ONCE(conn->disconnected);
 
 	return o2_teardown_waits_for_port(cm_message,
 					  cm_message &&
@@ -154,13 +154,33 @@ static void o2_conn_drain(struct o2_conn *conn)
 	o2_tx_fail_or_resend(&txs, conn->error ? conn->error : -ECONNABORTED);
 }
 
+/**
+ * o2_conn_claim_disconnect() - take the one rdma_disconnect() of a conn
+ * @conn: a conn with a QP
+ *
+ * A conn's DREQ (or its DREP to the peer's DREQ) is sent once: by the
+ * DISCONNECTED callback (o2_cm_disconnected()) or by the teardown,
+ * whichever comes first; rdma_disconnect() itself may not be called
+ * under @conn->lock.
+ *
+ * Return: true if the caller is to call rdma_disconnect().
+ */
+bool o2_conn_claim_disconnect(struct o2_conn *conn)
+{
+	bool first;
+
+	spin_lock(&conn->lock);
+	first = conn->cmid && conn->qp && !conn->disconnected;
+	conn->disconnected = true;
+	spin_unlock(&conn->lock);
+	return first;
+}
+
 /* The DREQ of a connected conn, once (a later destroy sends nothing) */
 static void o2_conn_disconnect_once(struct o2_conn *conn)
 {
-	if (conn->cmid && conn->qp && !conn->disconnected) {
+	if (o2_conn_claim_disconnect(conn))
 		rdma_disconnect(conn->cmid);
-		conn->disconnected = true;
-	}
 }
 
 /* Is an active connect's CM callback making @conn's QP (conn->in_setup)? */

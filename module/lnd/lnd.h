@@ -474,7 +474,8 @@ struct o2_txbuf {
  *	and sending the request (set with the CONNECT phase, under @lock):
  *	the teardown waits for it before it touches the QP (a close from
  *	elsewhere may come in between)
- * @disconnected: teardown: rdma_disconnect() was called (a DREQ went out)
+ * @disconnected: rdma_disconnect() was called, by the DISCONNECTED callback
+ *	or the teardown (o2_conn_claim_disconnect(); @lock)
  * @req_sent: our CONNREQ is on the wire, since @req_sent_at (jiffies;
  *	@lock)
  * @req_barred: a race verdict withdrew this connect before its CONNREQ
@@ -730,6 +731,7 @@ int o2_connd_init(void);
 void o2_connd_exit(void);
 void o2_connd_start_scan(void);
 void o2_connd_teardown(struct o2_conn *conn);
+bool o2_conn_claim_disconnect(struct o2_conn *conn);
 void o2_connd_kick(void);
 unsigned long o2_connect_timeout(void);
 
