@@ -9,8 +9,9 @@
 #       ko2iblnd, lnet_selftest, then `lnetctl lnet configure --all`; prints
 #       the node's NIDs (`lctl list_nids`)
 #   lustre-node.sh DIR down
-#       `lnetctl lnet unconfigure` (LNet shuts its NIs and peers down),
-#       then unloads the four modules; nothing is left loaded
+#       unloads lnet_selftest, then `lnetctl lnet unconfigure` (else `lctl
+#       network down`): LNet shuts its NIs and peers down; waits for
+#       ko2iblnd to be free, then unloads the rest; nothing is left loaded
 #   lustre-node.sh DIR loaded
 #       exit 0 if any module of the peer is loaded
 #   lustre-node.sh DIR brw FROM TO SECONDS [SIZE]
@@ -34,7 +35,11 @@ dir=${1:?usage: lustre-node.sh DIR up|down|loaded|brw|bench ...}
 cmd=${2:?usage: lustre-node.sh DIR up|down|loaded|brw|bench ...}
 shift 2
 say() { echo "lustre-node: $*" >&2; }
-mods=(lnet_selftest ko2iblnd lnet libcfs)
+# ko/ko2iblnd.ko's module name: ko2iblnd, but in_kernel_ko2iblnd on 2.16
+# (its in-kernel-ko2iblnd.ko, which 2.16 itself installs as ko2iblnd.ko)
+lnd=$(modinfo -F name "$dir/ko/ko2iblnd.ko" 2>/dev/null)
+lnd=${lnd:-ko2iblnd}
+mods=(lnet_selftest "$lnd" lnet libcfs)
 
 loaded() {
 	local m
@@ -44,13 +49,39 @@ loaded() {
 	return 1
 }
 
+# LNet shuts its NIs and peers down when its last user lets go of it:
+# the configure's own reference (`lnetctl lnet configure`) and
+# lnet_selftest's (LNetNIInit() at its load, LNetNIFini() at its unload).
+# Unconfigure only drops the first and says EBUSY while lnet_selftest is
+# loaded (measured on 2.15.8: "LNet unconfigure error: Device or resource
+# busy", NIs still up), so lnet_selftest goes first.  Unconfigure is
+# `lnetctl lnet unconfigure` (2.17: netlink, else the ioctl), else `lctl
+# network down` (the same IOC_LIBCFS_UNCONFIGURE ioctl in every version,
+# for an lnetctl that cannot).  The NIs are gone when the LND ($lnd) is
+# free again (each NI of it holds a reference to the module); only then are the
+# rest unloaded.  Every step is bounded.
 down() {
-	if [[ -d /sys/module/lnet ]]; then
-		# unconfigure waits for LNet's peers and NIs to go; bounded
-		timeout 120 "$dir/bin/lnetctl" lnet unconfigure > /dev/null 2>&1 ||
-			say "lnetctl lnet unconfigure failed (unloading anyway)"
+	local out i m
+	if [[ -d /sys/module/lnet_selftest ]]; then
+		timeout 120 rmmod lnet_selftest || { say "rmmod lnet_selftest failed"; return 1; }
 	fi
-	local m
+	if [[ -d /sys/module/lnet ]]; then
+		if ! out=$(timeout 120 "$dir/bin/lnetctl" lnet unconfigure 2>&1); then
+			say "lnetctl lnet unconfigure failed ($(tr '\n' ' ' <<<"$out" | cut -c1-200)); lctl network down"
+			timeout 120 "$dir/bin/lctl" network down > /dev/null 2>&1 ||
+				say "lctl network down failed too"
+		fi
+	fi
+	if [[ -d /sys/module/$lnd ]]; then
+		for ((i = 0; i < 60; i++)); do
+			[[ $(cat "/sys/module/$lnd/refcnt" 2>/dev/null || echo 0) == 0 ]] && break
+			sleep 1
+		done
+		if [[ $i == 60 ]]; then
+			say "$lnd still in use after 60 s: LNet's NIs are not shut ($("$dir/bin/lctl" list_nids 2>&1 | tr '\n' ' '))"
+			return 1
+		fi
+	fi
 	for m in "${mods[@]}"; do
 		[[ -d /sys/module/$m ]] || continue
 		timeout 120 rmmod "$m" || { say "rmmod $m failed"; return 1; }
@@ -81,7 +112,7 @@ up)
 	# the kernel's own modules the peer's depend on
 	for ko in "$dir"/ko/*.ko; do
 		for dep in $(modinfo -F depends "$ko" | tr ',' ' '); do
-			case "$dep" in libcfs|lnet|ko2iblnd) continue ;; esac
+			case "$dep" in libcfs|lnet|"$lnd") continue ;; esac
 			modprobe "$dep" || { say "modprobe $dep failed"; exit 1; }
 		done
 	done
