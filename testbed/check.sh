@@ -1,7 +1,7 @@
 #!/bin/bash
 # make check: the whole suite, from nothing.  Every stage prints its name
 # and, when done, its duration; the last lines are the per-stage table, the
-# total against the time budget (60 min on a fresh machine, 40 min warm),
+# total against the time budget (75 min on a fresh machine, 45 min warm),
 # every skipped test with its reason, and exactly one line
 # "N passed, N failed" counting every test case of every stage (from their
 # XML reports); exits non-zero if any failed.
@@ -11,8 +11,9 @@
 # Stages:
 #   1 setup: testbed/setup.sh (apt packages, Debian's kernel for the guests)
 #   2 build: o2lnd.ko against the guest kernel's headers, the C++ userspace,
-#     the Lustre peer (testbed/lustre-build.sh from O2_LUSTRE_SRC, cached);
-#     then the debug kernel's build starts in the background (stage 8)
+#     the Lustre peers (testbed/lustre-build.sh, one per tree or tarball in
+#     O2_LUSTRE_SRC, a ':'-separated list; cached); then the debug kernel's
+#     build starts in the background (stage 9)
 #   3 host unit tests (ctest) and the style gates (clang-format, checkpatch)
 #                                        results/check/unit.xml, style.xml
 #   4 scenarios, Debian kernel, in two lanes at once (two processes, each
@@ -30,27 +31,34 @@
 #                                        results/debian612/, results/debian612-siw/
 #   7 DKMS: testbed/dkms-test.sh, add/build/install/remove for both guest
 #     kernels' headers (-k <release>)    Dkms.<Case>[/<release>], results/check/dkms.xml
-#   8 our kernel: kernel/build.sh debug (KUnit, KASAN, lockdep, kmemleak,
+#   8 the Interop suites that speak the protocol (pings, connect parameters,
+#     races, discovery, a node going down, routing between two Lustre
+#     nodes) against each Lustre release but the newest, which stage 4
+#     runs every Interop suite against
+#                                        Lustre<series>/<Suite>.<Test>, results/lustre<series>/
+#   9 our kernel: kernel/build.sh debug (KUnit, KASAN, lockdep, kmemleak,
 #     debugobjects; cached, cold ~13 min on free cores).  One kernel serves
 #     KUnit and the debug scenarios.  Its build runs from the end of stage 2
 #     as a SCHED_IDLE process, on the CPU time the scenarios leave idle
-#     (they mostly wait on deadlines); stage 8 waits for it.
-#   9 o2lnd.ko + o2lnd_kunit.ko against it, in a copy of the sources
+#     (they mostly wait on deadlines); stage 9 waits for it.
+#  10 o2lnd.ko + o2lnd_kunit.ko against it, in a copy of the sources
 #     (results/build-debug/; ./o2lnd.ko is not touched)
-#  10 KUnit on the debug kernel          KUnit/<suite>.<case>
-#  11 scenarios on the debug kernel in one shared guest, kmemleak sweeps
+#  11 KUnit on the debug kernel          KUnit/<suite>.<case>
+#  12 scenarios on the debug kernel in one shared guest, kmemleak sweeps
 #                                        Debug/<Suite>.<Test>, Debug/Kmemleak.<Suite>.<Test>,
 #                                        results/debug/itest/
-#     With two lanes, stages 8-11 run in stage 5's lane once it is done,
-#     beside stages 6 and 7 (their lines tagged [debug]).
+#     With two lanes, stages 9-12 run in stage 5's lane once it is done,
+#     beside stages 6, 7 and 8 (their lines tagged [debug]).
 #
 # Env: BUILD (default <top>/build), O2_RESULTS (default <top>/results),
 #      O2_CHECK_TIMEOUT (s, default 3000) for the Debian scenario binary,
 #      O2_LANES=1 runs every stage alone (stage 4 in one lane, stage 5 before 6,
-#        stages 8-11 after 7), O2_DEBUG_BESIDE=0 runs stages 8-11 after 7,
-#      O2_LUSTRE_SRC (the Lustre peer's source: testbed/lustre-build.sh),
-#      O2_CHECK_KERNELS=0 skips stages 7-10 (a quick check on Debian's kernel),
-#      O2_KERNEL_BG=0 builds the debug kernel in stage 8 only, not meanwhile,
+#        stages 9-12 after 7), O2_DEBUG_BESIDE=0 runs stages 9-12 after 7,
+#      O2_LUSTRE_SRC (the Lustre peers' sources, ':'-separated: testbed/lustre-build.sh),
+#      O2_LUSTRE_FILTER (gtest filter of stage 8; default: FILTER, else the
+#        protocol suites: see stage 8), O2_LUSTRE_TIMEOUT (s, default 1800),
+#      O2_CHECK_KERNELS=0 skips stages 9-12 (a quick check on Debian's kernel),
+#      O2_KERNEL_BG=0 builds the debug kernel in stage 9 only, not meanwhile,
 #      O2_SIW_FILTER (gtest filter for stage 5; default: FILTER, else
 #        OneGuestVeth.*:TwoGuests.*:RealFaults.LossOnBothSides*:
 #        RealFaults.DeviceRemovedAndAddedBack*), O2_SIW_TIMEOUT (s, default 1200),
@@ -60,11 +68,11 @@
 #        time budget),
 #      O2_612_FILTER / O2_612_SIW_FILTER (gtest filters of stage 6; default:
 #        FILTER, else see stage 6), O2_612_TIMEOUT (s, default 1200),
-#      O2_DEBUG_FILTER (gtest filter for stage 11; default: FILTER, else a
-#        subset covering every module path once: see stage 11),
-#      O2_DEBUG_TIMEOUT (s, default 1800) for the stage 11 binary,
-#      O2_DEBUG_SCALE (O2_TIMEOUT_SCALE of stage 11, default 5),
-#      O2_BUDGET_FRESH / O2_BUDGET_WARM (s, default 3600 / 2400: printed
+#      O2_DEBUG_FILTER (gtest filter for stage 12; default: FILTER, else a
+#        subset covering every module path once: see stage 12),
+#      O2_DEBUG_TIMEOUT (s, default 1800) for the stage 12 binary,
+#      O2_DEBUG_SCALE (O2_TIMEOUT_SCALE of stage 12, default 5),
+#      O2_BUDGET_FRESH / O2_BUDGET_WARM (s, default 4500 / 2700: printed
 #        against the total, never a verdict),
 #      and what the test bed reads (O2_CACHE, ...: testbed/README.md).
 set -uo pipefail
@@ -81,8 +89,8 @@ while [[ $# -gt 0 ]]; do
 	esac
 done
 KERNELS=${O2_CHECK_KERNELS:-1}
-NSTAGES=11
-[[ "$KERNELS" == 0 ]] && NSTAGES=7
+NSTAGES=12
+[[ "$KERNELS" == 0 ]] && NSTAGES=8
 K612=${O2_CHECK_612:-1}
 T0=$SECONDS
 say() { printf '[check %4ds] %s%s\n' $((SECONDS - T0)) "${LANE:+[$LANE] }" "$*"; }
@@ -101,8 +109,10 @@ missing=()
 ITEST="$BUILD/userspace-tests/integration/o2lnd_itest"
 KBG_PID=
 cleanup() {
-	# a background kernel build of ours dies with the check
+	# a background kernel build of ours dies with the check, and so do
+	# the background builds of Lustre peers
 	[[ -n "$KBG_PID" ]] && kill -- -"$KBG_PID" 2>/dev/null
+	[[ -n "${LBG_PID:-}" ]] && kill -- -"$LBG_PID" 2>/dev/null
 	return 0
 }
 trap cleanup EXIT
@@ -126,26 +136,70 @@ if ! make -C "$TOP" --no-print-directory all BUILD="$BUILD" > "$OUT/build.log" 2
 	tail -30 "$OUT/build.log" | sed 's/^/    /'
 	missing+=("make all failed (log $OUT/build.log)")
 fi
-# The Lustre peer of the Interop suites (testbed/lustre-build.sh: LNet and
-# ko2iblnd from $O2_LUSTRE_SRC for the guest kernel, cached; ~3.5 min cold).
-# No source: the suites are skipped, with the script's reason.
+# The Lustre peers of the Interop suites (testbed/lustre-build.sh: LNet
+# and ko2iblnd of each tree in $O2_LUSTRE_SRC, a ':'-separated list, for
+# the guest kernel, cached; ~4-5 min each cold).  The last tree listed is
+# O2_LUSTRE, built here, which stage 4 runs every Interop suite against
+# (.ci/run lists the newest release last); the others get the protocol
+# suites in stage 8, and build from here on in the background, one after
+# the other, as SCHED_IDLE processes (as the debug kernel does, below):
+# stage 8 waits for them.  No source: the suites are skipped, with the
+# script's reason.
 unset O2_LUSTRE O2_LUSTRE_SKIP
-lrc=0
-"$TOP/testbed/lustre-build.sh" > "$OUT/lustre-build.out" 2> "$OUT/lustre-build.log" || lrc=$?
-if [[ $lrc == 0 ]]; then
-	export O2_LUSTRE=$(tail -1 "$OUT/lustre-build.out")
-	say "Lustre peer: $(cat "$O2_LUSTRE/version" 2>/dev/null) in $O2_LUSTRE ($(grep -q 'cache hit' "$OUT/lustre-build.log" && echo "from the cache" || echo "built in this run"))"
-elif [[ $lrc == 3 ]]; then
-	export O2_LUSTRE_SKIP=$(tail -1 "$OUT/lustre-build.out")
-	say "Lustre peer: none ($O2_LUSTRE_SKIP): the Interop suites are skipped"
+IFS=: read -ra lsrcs <<< "${O2_LUSTRE_SRC:-}"
+[[ ${#lsrcs[@]} == 0 ]] && lsrcs=("")
+lustre_build() {  # lustre_build N SRC: builds into $OUT/lustre-build-N.{out,log,rc}
+	local lrc=0
+	O2_LUSTRE_SRC=$2 "$TOP/testbed/lustre-build.sh" > "$OUT/lustre-build-$1.out" 2> "$OUT/lustre-build-$1.log" || lrc=$?
+	echo "$lrc" > "$OUT/lustre-build-$1.rc"
+}
+# lustre_peer N: reads build N's result; prints its folder (nothing when
+# there is none: the reason is said, and a failed build is counted)
+lustre_peer() {
+	local n=$1 lrc d
+	lrc=$(cat "$OUT/lustre-build-$n.rc" 2>/dev/null || echo 1)
+	if [[ $lrc == 0 ]]; then
+		d=$(tail -1 "$OUT/lustre-build-$n.out")
+		say "Lustre peer: $(cat "$d/version" 2>/dev/null) in $d ($(grep -q 'cache hit' "$OUT/lustre-build-$n.log" && echo "from the cache" || echo "built in this run"))" >&2
+		echo "$d"
+	elif [[ $lrc == 3 ]]; then
+		say "Lustre peer: none ($(tail -1 "$OUT/lustre-build-$n.out")): its Interop suites are skipped" >&2
+	else
+		tail -20 "$OUT/lustre-build-$n.log" | sed 's/^/    /' >&2
+		echo "the Lustre peer's build $n failed (log $OUT/lustre-build-$n.log)" >> "$OUT/missing-lustre"
+	fi
+}
+rm -f "$OUT"/lustre-build-* "$OUT/missing-lustre"
+nl=${#lsrcs[@]}
+lustre_build "$nl" "${lsrcs[-1]}"
+O2_LUSTRE=$(lustre_peer "$nl")
+if [[ -f "$OUT/missing-lustre" ]]; then
+	while IFS= read -r m; do missing+=("$m"); done < "$OUT/missing-lustre"
+	rm -f "$OUT/missing-lustre"
+fi
+if [[ -n "$O2_LUSTRE" ]]; then
+	export O2_LUSTRE
+elif [[ $(cat "$OUT/lustre-build-$nl.rc") == 3 ]]; then
+	export O2_LUSTRE_SKIP=$(tail -1 "$OUT/lustre-build-$nl.out")
 else
-	tail -20 "$OUT/lustre-build.log" | sed 's/^/    /'
-	missing+=("the Lustre peer's build failed (log $OUT/lustre-build.log)")
-	export O2_LUSTRE_SKIP="the Lustre peer's build failed (log $OUT/lustre-build.log)"
+	export O2_LUSTRE_SKIP="the Lustre peer's build failed (log $OUT/lustre-build-$nl.log)"
+fi
+LBG_PID=
+if [[ $nl -gt 1 ]]; then
+	say "Lustre peers of the other releases (${lsrcs[*]:0:nl-1}): building in the background meanwhile (SCHED_IDLE, logs $OUT/lustre-build-*.log)"
+	# a process group of its own (killed whole with the check), at idle
+	# priority; arguments: OUT, the script, then the sources in order
+	setsid chrt -i 0 bash -c 'out=$1 script=$2; shift 2; n=0
+		for src in "$@"; do
+			n=$((n + 1)); rc=0
+			O2_LUSTRE_SRC=$src "$script" > "$out/lustre-build-$n.out" 2> "$out/lustre-build-$n.log" || rc=$?
+			echo "$rc" > "$out/lustre-build-$n.rc"
+		done' lustre-bg "$OUT" "$TOP/testbed/lustre-build.sh" "${lsrcs[@]:0:nl-1}" &
+	LBG_PID=$!
 fi
 stage_done 2 "log $OUT/build.log"
 
-# The debug kernel (stage 8) builds from here on as a SCHED_IDLE process:
+# The debug kernel (stage 9) builds from here on as a SCHED_IDLE process:
 # it gets only CPU time nothing else wants, and the scenarios of stages 4-6
 # spend most of their time waiting (it still slows them some: stage 4 took
 # ~4.5 min longer beside a cold build than warm).
@@ -179,7 +233,7 @@ run_itest() {
 	timeout --signal=KILL "$limit" "$ITEST" --gtest_output="xml:$xml" --gtest_color=no "$@" 2>&1 |
 		tee "$log" | while IFS= read -r l; do
 		case "$l" in
-		"[ RUN      ]"*|"[       OK ]"*|"[  FAILED  ]"*|"[  SKIPPED ]"*|"[ testbed  ]"*|"[ logs     ]"*|"[ kmemleak ]"*|"[ figure   ]"*)
+		"[ RUN      ]"*|"[       OK ]"*|"[  FAILED  ]"*|"[  SKIPPED ]"*|"[ testbed  ]"*|"[ logs     ]"*|"[ kmemleak ]"*|"[ figure   ]"*|"[ known    ]"*)
 			printf '[check %4ds] %s%s\n' $((SECONDS - T0)) "$tag" "$l" ;;
 		*) printf '    %s%s\n' "$tag" "$l" ;;
 		esac
@@ -281,15 +335,15 @@ else
 	stage_done 4
 fi
 
-# ---------------------------------------------------------------- 8-11 debug
-# Stages 8-11 (the debug kernel, its modules, KUnit, the debug scenarios).
+# ---------------------------------------------------------------- 9-12 debug
+# Stages 9-12 (the debug kernel, its modules, KUnit, the debug scenarios).
 # With two lanes they run in the siw lane once stage 5 is done, beside
 # stages 6 and 7 (the debug guest is one CPU-bound guest, the 6.12
 # scenarios mostly wait); their failures to report go through a file.
 debug_stages() {
 	local n0=${#missing[@]} m
 	# ------------------------------------------------------------ 7 kernel
-	stage 8 "our kernel (kernel/build.sh debug: KUnit, KASAN, lockdep, kmemleak; cached)"
+	stage 9 "our kernel (kernel/build.sh debug: KUnit, KASAN, lockdep, kmemleak; cached)"
 	KDBG=
 	if [[ -n "$KBG_PID" ]]; then
 		say "waiting for the background build (pid $KBG_PID, log $KLOG)"
@@ -326,10 +380,10 @@ debug_stages() {
 		say "debug kernel: build FAILED (log $KLOG)"
 		missing+=("kernel/build.sh debug failed (log $KLOG)")
 	fi
-	stage_done 8 "log $KLOG"
+	stage_done 9 "log $KLOG"
 
 	# ------------------------------------------------------------ 8 modules
-	stage 9 "o2lnd.ko and o2lnd_kunit.ko against the debug kernel"
+	stage 10 "o2lnd.ko and o2lnd_kunit.ko against the debug kernel"
 	MDBG=
 	if [[ -n "$KDBG" ]]; then
 		d="$RES/build-debug"
@@ -343,18 +397,18 @@ debug_stages() {
 			missing+=("building the modules against the debug kernel failed (log $d/build.log)")
 		fi
 	fi
-	stage_done 9
+	stage_done 10
 
 	# ------------------------------------------------------------ 9 KUnit
-	stage 10 "KUnit suites (o2lnd_kunit.ko) on the debug kernel"
+	stage 11 "KUnit suites (o2lnd_kunit.ko) on the debug kernel"
 	if [[ -n "$MDBG" ]]; then
 		O2_TIMEOUT_SCALE=${O2_DEBUG_SCALE:-5} "$TOP/testbed/kunit.sh" "$KDBG" "$MDBG" "$OUT/kunit-debug" KUnit/
 	fi
-	stage_done 10 "KTAP in $OUT/kunit-debug/"
+	stage_done 11 "KTAP in $OUT/kunit-debug/"
 
 	# ------------------------------------------------------------ 10 debug kernel
 	# The debug kernel (KASAN, lockdep, kmemleak) runs scenarios ~5x slower
-	# than Debian's, so stage 11 runs a subset of one-guest (veth) scenarios
+	# than Debian's, so stage 12 runs a subset of one-guest (veth) scenarios
 	# that takes every path of the module once under KASAN, lockdep and
 	# kmemleak: connect (active, passive, self-connect), a reject and its
 	# renegotiation, a phase deadline, a race with a stuck connect, rmmod
@@ -381,7 +435,7 @@ debug_stages() {
 	DEBUG_DEFAULT+=':BulkVeth.EveryBoundarySizeArrivesIntactBothWays'
 	DEBUG_DEFAULT+=':BulkVeth.FailedInvalidationRecoversTheMr'
 	DFILTER=${O2_DEBUG_FILTER:-${FILTER:-$DEBUG_DEFAULT}}
-	stage 11 "integration scenarios on the debug kernel, kmemleak sweeps (filter $DFILTER)"
+	stage 12 "integration scenarios on the debug kernel, kmemleak sweeps (filter $DFILTER)"
 	if [[ -n "$MDBG" && -x "$ITEST" ]]; then
 		rm -rf "$RES/debug"
 		O2_KERNEL="$KDBG" O2_KO="$MDBG/o2lnd.ko" O2_RESULTS="$RES/debug" \
@@ -391,7 +445,7 @@ debug_stages() {
 			--gtest_filter="$DFILTER"
 		[[ -s "$OUT/itest-debug.xml" ]] || missing+=("debug kernel scenarios: no XML report (crashed?)")
 	fi
-	stage_done 11 "log $OUT/itest-debug.log, guest logs $RES/debug/itest/"
+	stage_done 12 "log $OUT/itest-debug.log, guest logs $RES/debug/itest/"
 	for m in "${missing[@]:$n0}"; do echo "$m"; done >> "$OUT/missing-debug"
 	missing=("${missing[@]:0:$n0}")
 }
@@ -506,8 +560,63 @@ else
 fi
 stage_done 7 "log $OUT/dkms.log"
 
+# ---------------------------------------------------------------- 8 Lustre releases
+# The Interop suites that speak the protocol, against each Lustre release
+# of O2_LUSTRE_SRC but the last, the newest (stage 4 runs every Interop
+# suite against that one):
+# pings with each tool, connect parameters (fragments, queue depth, two
+# connections per peer), races (o2lnd's connect held, and NID pairs on
+# which the releases' race rules disagree), discovery and push, a node
+# taken down after traffic (20 times against 2.15), and o2lnd routing
+# between two Lustre nodes with lst.  The heavy ones (reboots, routing
+# by Lustre, Multi-Rail, selftest RPCs) run against the newest only.
+LV_DEFAULT='Interop.PingsBothWaysWithoutAFailure:Interop.TwoConnectionsPerPeerEitherWay'
+LV_DEFAULT+=':Interop.LustreConnectsWithoutAReject:Interop/InteropDepth.*'
+LV_DEFAULT+=':Interop.LustreRenegotiatesFragmentsDownToO2lnds:Interop.ConnectionRaceLeavesOneConnection'
+LV_DEFAULT+=':Interop.NidPairsWhoseRulesDisagreeLoseNoMessage:Interop.LnetctlDiscoverSeesTheO2lndNode'
+LV_DEFAULT+=':Interop.O2lndDiscoversTheLustreNodeAndPushesToIt:Interop.LustreNodeGoesDownAfterTrafficWithoutAReport'
+LV_DEFAULT+=':InteropRouting.O2lndRoutesBetweenLustreNodes'
+LVFILTER=${O2_LUSTRE_FILTER:-${FILTER:-$LV_DEFAULT}}
+stage 8 "Interop against the other Lustre releases in O2_LUSTRE_SRC (filter $LVFILTER)"
+LUSTRE_OTHERS=()
+if [[ -n "$LBG_PID" ]]; then
+	say "waiting for their builds in the background (pid $LBG_PID)"
+	wait "$LBG_PID"
+	for ((i = 1; i < nl; i++)); do
+		d=$(lustre_peer "$i")
+		[[ -n "$d" ]] && LUSTRE_OTHERS+=("$d")
+	done
+	if [[ -f "$OUT/missing-lustre" ]]; then
+		while IFS= read -r m; do missing+=("$m"); done < "$OUT/missing-lustre"
+	fi
+fi
+if [[ ${#LUSTRE_OTHERS[@]} == 0 ]]; then
+	say "no other Lustre release (O2_LUSTRE_SRC names one tree, or none)"
+elif [[ ! -x "$ITEST" ]]; then
+	say "no integration binary at $ITEST (make userspace)"
+else
+	# one lane per release, all at once (each its own guests; they
+	# mostly wait on Lustre's and o2lnd's timeouts, as stage 4's lanes do)
+	lv_pids=()
+	for d in "${LUSTRE_OTHERS[@]}"; do
+		lser=$(cat "$d/series")
+		say "Lustre $(cat "$d/version"): lane [$lser]"
+		rm -rf "$RES/lustre$lser"
+		LANE=$lser O2_LUSTRE=$d O2_RESULTS="$RES/lustre$lser" O2_KMEMLEAK=0 \
+			run_itest "$OUT/itest-lustre$lser.xml" "$OUT/itest-lustre$lser.log" "${O2_LUSTRE_TIMEOUT:-1800}" \
+			--gtest_filter="$LVFILTER" &
+		lv_pids+=($!)
+	done
+	wait "${lv_pids[@]}"
+	for d in "${LUSTRE_OTHERS[@]}"; do
+		lser=$(cat "$d/series")
+		[[ -s "$OUT/itest-lustre$lser.xml" ]] || missing+=("Interop against Lustre $lser: no XML report (crashed?)")
+	done
+fi
+stage_done 8 "logs $OUT/itest-lustre*.log, guest logs $RES/lustre*/itest/"
+
 if [[ -n "$stage5_pid" ]]; then
-	say "waiting for the siw lane (stage 5$([[ -n "$DEBUG_IN_LANE" ]] && echo ', then 8-11')), which ran beside stages 6 and 7"
+	say "waiting for the siw lane (stage 5$([[ -n "$DEBUG_IN_LANE" ]] && echo ', then 9-12')), which ran beside stages 6, 7 and 8"
 	wait "$stage5_pid"
 fi
 if [[ -f "$OUT/missing-5" ]]; then
@@ -517,7 +626,7 @@ fi
 if [[ "$KERNELS" != 0 && -z "$DEBUG_IN_LANE" ]]; then
 	debug_stages
 elif [[ "$KERNELS" != 0 ]]; then
-	say "stages 8-11 ran in the siw lane, beside stages 6 and 7"
+	say "stages 9-12 ran in the siw lane, beside stages 6, 7 and 8"
 fi
 if [[ -f "$OUT/missing-debug" ]]; then
 	while IFS= read -r m; do missing+=("$m"); done < "$OUT/missing-debug"
@@ -525,7 +634,7 @@ fi
 
 # ---------------------------------------------------------------- summary
 say "summary (whole check: $((SECONDS - T0)) s)"
-python3 - "$OUT" "$RES" "$((SECONDS - T0))" "${O2_BUDGET_FRESH:-3600}" "${O2_BUDGET_WARM:-2400}" "$KERNELS" "${missing[@]}" <<'PY'
+python3 - "$OUT" "$RES" "$((SECONDS - T0))" "${O2_BUDGET_FRESH:-4500}" "${O2_BUDGET_WARM:-2700}" "$KERNELS" "${missing[@]}" <<'PY'
 import glob, os, sys, xml.etree.ElementTree as ET
 out, res, total, budget_fresh, budget_warm, kernels = sys.argv[1:7]
 missing = sys.argv[7:]
@@ -548,6 +657,11 @@ reports += [(p, "Debian612/") for p in sorted(glob.glob(os.path.join(res, "debia
 reports += [(os.path.join(out, "itest-612-siw.xml"), "Debian612/Siw/")]
 reports += [(p, "Debian612/Siw/") for p in sorted(glob.glob(os.path.join(res, "debian612-siw", "itest", "*", "*", "out", "*.xml")))]
 reports += [(os.path.join(out, "dkms.xml"), "")]
+# stage 8: Lustre<series>/ (itest-lustre2.15.xml -> "Lustre2.15/")
+for p in sorted(glob.glob(os.path.join(out, "itest-lustre*.xml"))):
+    ls = os.path.basename(p)[len("itest-lustre"):-len(".xml")]
+    reports += [(p, f"Lustre{ls}/")]
+    reports += [(q, f"Lustre{ls}/") for q in sorted(glob.glob(os.path.join(res, f"lustre{ls}", "itest", "*", "*", "out", "*.xml")))]
 reports += [(os.path.join(out, "itest-debug.xml"), "Debug/")]
 # the deferred kmemleak checks of the debug stage: Debug/Kmemleak.<Suite>.<Test>
 reports += [(p, "Debug/") for p in sorted(glob.glob(os.path.join(res, "debug", "itest", "*", "kmemleak.xml")))]
@@ -605,6 +719,8 @@ for m in missing:
 # its commands that failed, each guest's last RDMA lines): the end of the
 # output is often all a CI page shows of a run on another machine.
 lanes = {"Siw/": "siw", "Debian612/": "debian612", "Debian612/Siw/": "debian612-siw", "Debug/": "debug"}
+lanes.update({f"Lustre{os.path.basename(p)[len('lustre'):]}/": os.path.basename(p)
+              for p in glob.glob(os.path.join(res, "lustre*")) if os.path.isdir(p)})
 
 
 def failed_dir(prefix, test):
@@ -685,7 +801,7 @@ except OSError:
 stages.sort(key=lambda st: int(st[0]) if st[0].isdigit() else 99)
 fresh = os.path.exists(os.path.join(out, "fresh"))
 budget = budget_fresh if fresh else budget_warm
-print("stage times" + (" (stage 5, then 8-11, ran beside stages 6 and 7: they add up to more than the whole):" if os.environ.get("O2_LANES", "2") != "1" else ":"))
+print("stage times" + (" (stage 5, then 9-12, ran beside stages 6, 7 and 8: they add up to more than the whole):" if os.environ.get("O2_LANES", "2") != "1" else ":"))
 for n, secs, name in stages:
     print(f"    {n:>2} {name[:68]:<68} {secs:>5} s  {secs / 60:5.1f} min")
 kind = "fresh: the debug kernel was built in this run" if fresh else (

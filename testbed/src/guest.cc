@@ -137,7 +137,7 @@ Kernel Kernel::find(const std::string& name_in) {
 
 // A line of an oops after its headline worth keeping: the RIP, or a
 // frame of the call trace ("func+0x1a/0x40 [module]").
-static bool is_trace_line(const std::string& line) {
+bool is_trace_line(const std::string& line) {
   if (line.find("RIP: ") != std::string::npos) return true;
   size_t plus = line.find("+0x");
   return plus != std::string::npos && line.find("/0x", plus) != std::string::npos;
@@ -157,6 +157,7 @@ std::vector<std::string> scan_reports(const std::string& log) {
       "list_del corruption",
       "general protection",
       "Kernel panic",
+      "LBUG",  // a Lustre assertion (panics only with panic_on_lbug)
       "UBSAN:",
       "stack-protector",
       "hung_task",

@@ -177,5 +177,8 @@ std::string hmp_command(const std::string& path, const std::string& cmd, double 
 
 // Kernel report patterns, exposed for tests of the scanner.
 std::vector<std::string> scan_reports(const std::string& log);
+// Whether a kernel log line is the RIP or a frame of a call trace (the
+// lines scan_reports() keeps after an oops, a BUG or a WARNING).
+bool is_trace_line(const std::string& line);
 
 }  // namespace o2tb

@@ -42,6 +42,8 @@ bool has_line(const std::string& out, const std::string& line);
 std::string indent(const std::string& s, const std::string& prefix = "    | ");
 // Seconds from t0 to now (steady clock).
 double since(std::chrono::steady_clock::time_point t0);
+// The integer in environment variable `name`, or `def` when unset or empty.
+int env_int(const char* name, int def);
 
 // One entry of an o2ctl YAML list (`peer:`, `conn:`, `fault:`), keyed by
 // exact key paths: the entry's own keys as o2ctl prints them ("tx
@@ -136,6 +138,12 @@ class PausedGuest {
 };
 
 // One booted topology shared by the tests of a suite.
+// A kernel report of a peer stack's own bug (Bed::expect_known_reports()).
+struct KnownReport {
+  std::string match;  // a substring of the report
+  std::string why;    // the bug, and why o2lnd cannot cause it
+};
+
 class Bed {
  public:
   // The Bed of a suite.  With O2_SHARE_BEDS=1 the suites of one topology
@@ -159,6 +167,12 @@ class Bed {
   // come up or go down): every guest is booted again before the next test,
   // so one broken node fails one test, not the rest of the suite.
   void reboot_before_next_test() { dirty_ = true; }
+  // Kernel reports the current test may see that are known bugs of a
+  // peer stack (a Lustre version), which o2lnd cannot cause: a report
+  // containing `match` is listed with `why` ("[ known    ]" line and the
+  // test's XML property known_reports) instead of failing the test.
+  // Cleared after each test.
+  void expect_known_reports(std::vector<KnownReport> known) { known_ = std::move(known); }
 
   o2tb::Testbed* tb() { return tb_.get(); }
   [[nodiscard]] const std::string& boot_error() const { return boot_error_; }
@@ -188,6 +202,7 @@ class Bed {
   void write_kmemleak_xml();
 
   std::unique_ptr<o2tb::Testbed> tb_;
+  std::vector<KnownReport> known_;
   std::string suite_, dir_, boot_error_, test_, test_log_;
   std::string tb_dir_;  // where the booted guests live (the dir of the suite that booted them)
   bool dirty_ = false;

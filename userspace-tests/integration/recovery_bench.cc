@@ -42,11 +42,6 @@ constexpr const char* kPeer = "192.168.1.2@o2ib0";      // g2, rebooted
 constexpr const char* kNet = "o2ib0(eth0)";
 constexpr const char* kLog = "/tmp/bench-loop.log";
 
-int env_int(const char* name, int def) {
-  const char* v = getenv(name);
-  return v != nullptr && *v != 0 ? std::atoi(v) : def;
-}
-
 double guest_now(Guest& g) { return std::strtod(g.run("date +%s.%3N", 10).out.c_str(), nullptr); }
 
 struct Sample {
