@@ -573,7 +573,8 @@ stage_done 7 "log $OUT/dkms.log"
 LV_DEFAULT='Interop.PingsBothWaysWithoutAFailure:Interop.TwoConnectionsPerPeerEitherWay'
 LV_DEFAULT+=':Interop.LustreConnectsWithoutAReject:Interop/InteropDepth.*'
 LV_DEFAULT+=':Interop.LustreRenegotiatesFragmentsDownToO2lnds:Interop.ConnectionRaceLeavesOneConnection'
-LV_DEFAULT+=':Interop.NidPairsWhoseRulesDisagreeLoseNoMessage:Interop.LnetctlDiscoverSeesTheO2lndNode'
+LV_DEFAULT+=':Interop.NidPairsWhoseRulesDisagreeLoseNoMessage:Interop.NidPairWhereBothSidesYieldLosesNoMessage'
+LV_DEFAULT+=':Interop.LnetctlDiscoverSeesTheO2lndNode'
 LV_DEFAULT+=':Interop.O2lndDiscoversTheLustreNodeAndPushesToIt:Interop.LustreNodeGoesDownAfterTrafficWithoutAReport'
 LV_DEFAULT+=':InteropRouting.O2lndRoutesBetweenLustreNodes'
 LVFILTER=${O2_LUSTRE_FILTER:-${FILTER:-$LV_DEFAULT}}
