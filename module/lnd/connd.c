@@ -171,7 +171,8 @@ bool o2_conn_claim_disconnect(struct o2_conn *conn)
 
 	spin_lock(&conn->lock);
 	first = conn->cmid && conn->qp && !conn->disconnected;
-	conn->disconnected = true;
+	if (first)
+		conn->disconnected = true;
 	spin_unlock(&conn->lock);
 	return first;
 }
