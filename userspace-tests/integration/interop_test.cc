@@ -128,91 +128,124 @@ std::string testbed_script(const std::string& name) {
 }
 
 // The members every Interop suite shares: Lustre's tools and node control.
-#define O2_INTEROP_MEMBERS                                                                    \
- public:                                                                                      \
-  void SetUp() override {                                                                     \
-    std::string why;                                                                          \
-    dir_ = lustre_dir(&why);                                                                  \
-    if (dir_.empty()) GTEST_SKIP() << why;                                                    \
-    series_ = lustre_series(dir_);                                                            \
-    ::o2it::TopologyTest::SetUp();                                                            \
-    if (HasFatalFailure()) return;                                                            \
-    bed().expect_known_reports(known_lustre_reports(series_));                                \
-    for (size_t i = 0; i < bed().tb()->size(); i++) lustre_down((*bed().tb())[i]);            \
-  }                                                                                           \
-  void TearDown() override {                                                                  \
-    if (!dir_.empty() && bed().tb() != nullptr) {                                             \
-      for (size_t i = 0; i < bed().tb()->size(); i++) {                                       \
-        Guest& g = (*bed().tb())[i];                                                          \
-        if (g.alive() && !g.paused()) lustre_down(g);                                         \
-      }                                                                                       \
-    }                                                                                         \
-    ::o2it::TopologyTest::TearDown();                                                         \
-  }                                                                                           \
-                                                                                              \
- protected:                                                                                   \
-  std::string dir_;                                                                           \
-  std::string series_; /* "2.15", "2.16", "2.17" */                                           \
-  std::string node(const std::string& args) {                                                 \
-    return sh_quote(testbed_script("lustre-node.sh")) + " " + sh_quote(dir_) + " " + args;    \
-  }                                                                                           \
-  /* LNet with ko2iblnd on `networks`; lnet/ko2iblnd module parameters */                     \
-  void lustre_up(Guest& g, const std::string& networks, const std::string& lnet = "",         \
-                 const std::string& lnd = "") {                                               \
-    RunResult r = run(g, node("up " + sh_quote(networks) + " " + lnet + " -- " + lnd), 180);  \
-    if (!r.ok()) bed().reboot_before_next_test();                                             \
-    ASSERT_TRUE(r.ok()) << g.name() << ": Lustre node up (status " << r.status                \
-                        << (r.timed_out ? ", timed out" : "") << ")\n"                        \
-                        << r.out;                                                             \
-  }                                                                                           \
-  void lustre_down(Guest& g) {                                                                \
-    RunResult r = run(g, node("down"), 300);                                                  \
-    if (!r.ok()) bed().reboot_before_next_test();                                             \
-    EXPECT_TRUE(r.ok()) << g.name() << ": Lustre node down (status " << r.status              \
-                        << (r.timed_out ? ", timed out" : "") << ")\n"                        \
-                        << r.out;                                                             \
-  }                                                                                           \
-  RunResult lctl(Guest& g, const std::string& args, double timeout_s = 60) {                  \
-    return run(g, sh_quote(dir_ + "/bin/lctl") + " " + args, timeout_s);                      \
-  }                                                                                           \
-  RunResult lnetctl(Guest& g, const std::string& args, double timeout_s = 60) {               \
-    return run(g, sh_quote(dir_ + "/bin/lnetctl") + " " + args, timeout_s);                   \
-  }                                                                                           \
-  /* `lctl ping NID` lists the peer's NID (2.15 prints it as 12345-NID) */                    \
-  /* 2.15 gives up after 1 s by default and takes the timeout in       */                     \
-  /* seconds: 10 s here; 2.16 and 2.17 wait 180 s (an argument is ms)  */                     \
-  bool lctl_ping(Guest& g, const std::string& nid, std::string* out = nullptr) {              \
-    return lctl_ping_args(g, nid, series_ == "2.15" ? " 10" : "", out);                       \
-  }                                                                                           \
-  bool lctl_ping_args(Guest& g, const std::string& nid, const std::string& tail,              \
-                      std::string* out) {                                                     \
-    RunResult r = lctl(g, "ping " + nid + tail, 60);                                          \
-    if (out != nullptr) *out = r.out;                                                         \
-    return r.ok() && lctl_ping_lists(r.out, nid);                                             \
-  }                                                                                           \
-  bool lnetctl_ping(Guest& g, const std::string& nid, std::string* out = nullptr) {           \
-    /* 2.16's lnetctl sends --timeout in a form its kernel refuses      */                    \
-    /* (EINVAL, "Invalid input data or parameter"): its default there   */                    \
-    RunResult r = lnetctl(g, (series_ == "2.16" ? "ping " : "ping --timeout 10 ") + nid, 60); \
-    if (out != nullptr) *out = r.out;                                                         \
-    return r.ok() && r.out.find("primary nid: " + nid) != std::string::npos;                  \
-  }                                                                                           \
-  /* the ping loop in g's /tmp/loop.log (ping_loop()), from now: its  */                      \
-  /* pings succeed within 20 s and none fails after the first good one */                     \
-  void expect_loop_recovers(Guest& g, const std::string& never, const std::string& fig) {     \
-    double t0 = std::stod(run(g, "date +%s.%3N").out);                                        \
-    std::this_thread::sleep_for(std::chrono::seconds(20));                                    \
-    run(g, "touch /tmp/stop-loop; sleep 6");                                                  \
-    LoopStats s = loop_stats(run(g, "cat /tmp/loop.log").out, t0);                            \
-    EXPECT_GE(s.first_ok, 0) << never;                                                        \
-    EXPECT_EQ(s.fails_after, 0) << "pings failed after the first good one";                   \
-    EXPECT_GT(s.oks_after, 0);                                                                \
-    figure(fig, std::to_string(s.first_ok));                                                  \
-  }                                                                                           \
-  bool o2_ping(Guest& g, const std::string& nid, std::string* out = nullptr) {                \
-    RunResult r = o2ctl(g, "ping " + nid + " --timeout 10", 60);                              \
-    if (out != nullptr) *out = r.out;                                                         \
-    return r.ok() && has_line(r.out, "12345-" + nid);                                         \
+#define O2_INTEROP_MEMBERS                                                                         \
+ public:                                                                                           \
+  void SetUp() override {                                                                          \
+    std::string why;                                                                               \
+    dir_ = lustre_dir(&why);                                                                       \
+    if (dir_.empty()) GTEST_SKIP() << why;                                                         \
+    series_ = lustre_series(dir_);                                                                 \
+    ::o2it::TopologyTest::SetUp();                                                                 \
+    if (HasFatalFailure()) return;                                                                 \
+    bed().expect_known_reports(known_lustre_reports(series_));                                     \
+    for (size_t i = 0; i < bed().tb()->size(); i++) lustre_down((*bed().tb())[i]);                 \
+  }                                                                                                \
+  void TearDown() override {                                                                       \
+    if (!dir_.empty() && bed().tb() != nullptr) {                                                  \
+      for (size_t i = 0; i < bed().tb()->size(); i++) {                                            \
+        Guest& g = (*bed().tb())[i];                                                               \
+        if (g.alive() && !g.paused()) lustre_down(g);                                              \
+      }                                                                                            \
+    }                                                                                              \
+    ::o2it::TopologyTest::TearDown();                                                              \
+  }                                                                                                \
+                                                                                                   \
+ protected:                                                                                        \
+  std::string dir_;                                                                                \
+  std::string series_; /* "2.15", "2.16", "2.17" */                                                \
+  std::string node(const std::string& args) {                                                      \
+    return sh_quote(testbed_script("lustre-node.sh")) + " " + sh_quote(dir_) + " " + args;         \
+  }                                                                                                \
+  /* LNet with ko2iblnd on `networks`; lnet/ko2iblnd module parameters */                          \
+  void lustre_up(Guest& g, const std::string& networks, const std::string& lnet = "",              \
+                 const std::string& lnd = "") {                                                    \
+    RunResult r = run(g, node("up " + sh_quote(networks) + " " + lnet + " -- " + lnd), 180);       \
+    if (!r.ok()) bed().reboot_before_next_test();                                                  \
+    ASSERT_TRUE(r.ok()) << g.name() << ": Lustre node up (status " << r.status                     \
+                        << (r.timed_out ? ", timed out" : "") << ")\n"                             \
+                        << r.out;                                                                  \
+  }                                                                                                \
+  /* `lustre-node.sh down`.  A known bug of this Lustre release on the */                          \
+  /* way down (known_lustre_reports(): 2.15's shutdown LBUG) costs the  */                         \
+  /* node a reboot (addresses of readdress() put back), not the test:   */                         \
+  /* it is listed as known at the end.  Returns whether that happened.  */                         \
+  bool lustre_down(Guest& g) {                                                                     \
+    RunResult r = run(g, node("down"), 300);                                                       \
+    if (r.ok() && g.alive()) return false;                                                         \
+    auto reps = bed().tb()->kernel_reports();                                                      \
+    const auto known = known_lustre_reports(series_);                                              \
+    auto is_known = [&known](const std::string& rep) {                                             \
+      return std::ranges::any_of(                                                                  \
+          known, [&rep](const KnownReport& k) { return rep.find(k.match) != std::string::npos; }); \
+    };                                                                                             \
+    if (!reps.empty() && std::ranges::all_of(reps, is_known)) {                                    \
+      printf(                                                                                      \
+          "[ known    ] %s: the Lustre %s node hit a bug of its own going down; booted "           \
+          "again\n",                                                                               \
+          g.name().c_str(), series_.c_str());                                                      \
+      fflush(stdout);                                                                              \
+      if (g.alive()) g.kill();                                                                     \
+      g.boot();                                                                                    \
+      auto a = readdressed_.find(g.name());                                                        \
+      if (a != readdressed_.end()) readdress(g, a->second);                                        \
+      return true;                                                                                 \
+    }                                                                                              \
+    bed().reboot_before_next_test();                                                               \
+    ADD_FAILURE() << g.name() << ": Lustre node down (status " << r.status                         \
+                  << (r.timed_out ? ", timed out" : "") << (g.alive() ? "" : ", the node died")    \
+                  << ")\n"                                                                         \
+                  << r.out;                                                                        \
+    return false;                                                                                  \
+  }                                                                                                \
+  /* eth0 alone in a /16 at `ip` (the bed is booted again after the test) */                       \
+  void readdress(Guest& g, const std::string& ip) {                                                \
+    bed().reboot_before_next_test();                                                               \
+    readdressed_[g.name()] = ip;                                                                   \
+    ASSERT_TRUE(                                                                                   \
+        run(g, "ip addr flush dev eth0 && ip addr add " + ip + "/16 dev eth0 && sleep 1").ok());   \
+  }                                                                                                \
+  std::map<std::string, std::string> readdressed_;                                                 \
+  RunResult lctl(Guest& g, const std::string& args, double timeout_s = 60) {                       \
+    return run(g, sh_quote(dir_ + "/bin/lctl") + " " + args, timeout_s);                           \
+  }                                                                                                \
+  RunResult lnetctl(Guest& g, const std::string& args, double timeout_s = 60) {                    \
+    return run(g, sh_quote(dir_ + "/bin/lnetctl") + " " + args, timeout_s);                        \
+  }                                                                                                \
+  /* `lctl ping NID` lists the peer's NID (2.15 prints it as 12345-NID) */                         \
+  /* 2.15 gives up after 1 s by default and takes the timeout in       */                          \
+  /* seconds: 10 s here; 2.16 and 2.17 wait 180 s (an argument is ms)  */                          \
+  bool lctl_ping(Guest& g, const std::string& nid, std::string* out = nullptr) {                   \
+    return lctl_ping_args(g, nid, series_ == "2.15" ? " 10" : "", out);                            \
+  }                                                                                                \
+  bool lctl_ping_args(Guest& g, const std::string& nid, const std::string& tail,                   \
+                      std::string* out) {                                                          \
+    RunResult r = lctl(g, "ping " + nid + tail, 60);                                               \
+    if (out != nullptr) *out = r.out;                                                              \
+    return r.ok() && lctl_ping_lists(r.out, nid);                                                  \
+  }                                                                                                \
+  bool lnetctl_ping(Guest& g, const std::string& nid, std::string* out = nullptr) {                \
+    /* 2.16's lnetctl sends --timeout in a form its kernel refuses      */                         \
+    /* (EINVAL, "Invalid input data or parameter"): its default there   */                         \
+    RunResult r = lnetctl(g, (series_ == "2.16" ? "ping " : "ping --timeout 10 ") + nid, 60);      \
+    if (out != nullptr) *out = r.out;                                                              \
+    return r.ok() && r.out.find("primary nid: " + nid) != std::string::npos;                       \
+  }                                                                                                \
+  /* the ping loop in g's /tmp/loop.log (ping_loop()), from now: its  */                           \
+  /* pings succeed within 20 s and none fails after the first good one */                          \
+  void expect_loop_recovers(Guest& g, const std::string& never, const std::string& fig) {          \
+    double t0 = std::stod(run(g, "date +%s.%3N").out);                                             \
+    std::this_thread::sleep_for(std::chrono::seconds(20));                                         \
+    run(g, "touch /tmp/stop-loop; sleep 6");                                                       \
+    LoopStats s = loop_stats(run(g, "cat /tmp/loop.log").out, t0);                                 \
+    EXPECT_GE(s.first_ok, 0) << never;                                                             \
+    EXPECT_EQ(s.fails_after, 0) << "pings failed after the first good one";                        \
+    EXPECT_GT(s.oks_after, 0);                                                                     \
+    figure(fig, std::to_string(s.first_ok));                                                       \
+  }                                                                                                \
+  bool o2_ping(Guest& g, const std::string& nid, std::string* out = nullptr) {                     \
+    RunResult r = o2ctl(g, "ping " + nid + " --timeout 10", 60);                                   \
+    if (out != nullptr) *out = r.out;                                                              \
+    return r.ok() && has_line(r.out, "12345-" + nid);                                              \
   }
 
 // Lustre's conns to `nid` (`lctl --net o2ib conn_list`: a line per conn).
@@ -243,12 +276,32 @@ int lustre_conns(const std::string& conn_list, const std::string& nid) {
 //    o2lnd's request is held 0.5 s (Lustre's goes out meanwhile) and
 //    o2lnd's handling of Lustre's request 1.5 s, so each side decides
 //    with its own request on the wire, by its own rule (a 2.15 lctl ping
-//    then waits 10 s: the holds are ours).
+//    then waits 10 s: the holds are ours; a ping that 2.15 itself times
+//    out while it waits for the held connect is counted as its own bug,
+//    lustre_215_tx_timeouts(), not failed).
 //  - odd rounds race as they come: both pings start at once.
 struct RaceTally {
   int rejects_sent = 0;
   int rejects_received = 0;
+  int lustre_215_unset_deadlines = 0;  // Lustre 2.15's own: lustre_215_tx_timeouts()
 };
+
+// Lustre 2.15's "Timed out tx for NID" lines in a node's kernel log.
+// 2.15's kiblnd_launch_tx() queues a message that waits for a connection
+// on the peer without setting its deadline (only kiblnd_queue_tx_locked()
+// sets one, when it goes on a connection), and kiblnd_check_conns() fails
+// every tx on that queue whose deadline has passed: a fresh tx's deadline
+// is 0 (the line gives the node's uptime as the lateness), a recycled
+// one's is its last use's.  So a message that waits for a connection a
+// second or so fails when connd next visits its peer's hash bucket,
+// whoever the peer is; 2.16 sets the deadline
+// (kiblnd_queue_waiting_tx_locked()).  A race round whose connect o2lnd
+// is told to hold (cm-delay) makes Lustre's message wait that long.
+int lustre_215_tx_timeouts(const std::string& dmesg, const std::string& nid) {
+  return static_cast<int>(std::ranges::count_if(lines_of(dmesg), [&nid](const std::string& l) {
+    return l.find("Timed out tx for " + nid + ":") != std::string::npos;
+  }));
+}
 
 #define O2_RACE_MEMBERS                                                                            \
   /* rmmod o2lnd if it is loaded */                                                                \
@@ -285,6 +338,8 @@ struct RaceTally {
       ASSERT_GE(add_fault(o2, "cm-delay connect_request --delay 1500 --count 1"), 0);              \
     }                                                                                              \
     std::string lout, oout;                                                                        \
+    const int timeouts0 =                                                                          \
+        series_ == "2.15" ? lustre_215_tx_timeouts(run(lu, "dmesg").out, onid) : 0;                \
     /* unforced: both pings wait for one file on the shared project */                             \
     /* folder (uncached in the guests): they start within ms */                                    \
     fs::path go =                                                                                  \
@@ -322,6 +377,15 @@ struct RaceTally {
     bool la = a.get();                                                                             \
     bool ob = b.get();                                                                             \
     fs::remove(go);                                                                                \
+    if (!la && series_ == "2.15" &&                                                                \
+        lustre_215_tx_timeouts(run(lu, "dmesg").out, onid) > timeouts0) {                          \
+      printf(                                                                                      \
+          "[ known    ] Lustre 2.15 failed its ping's message waiting for the connection: "        \
+          "\"Timed out tx\" without a deadline (lustre_215_tx_timeouts())\n");                     \
+      fflush(stdout);                                                                              \
+      tally->lustre_215_unset_deadlines++;                                                         \
+      la = true;                                                                                   \
+    }                                                                                              \
     EXPECT_TRUE(la) << "lctl ping (Lustre " << series_ << ")\n" << lout;                           \
     EXPECT_TRUE(ob) << "o2ctl ping\n" << oout;                                                     \
     /* closing losers go within a few seconds: then one each side */                               \
@@ -570,14 +634,8 @@ TEST_F(Interop, ConnectionRaceLeavesOneConnection) {
   figure("interop_race_rounds", "10");
   figure("interop_race_rejects_sent", std::to_string(t.rejects_sent));
   figure("interop_race_rejects_received", std::to_string(t.rejects_received));
+  figure("interop_race_lustre_215_unset_deadlines", std::to_string(t.lustre_215_unset_deadlines));
 }
-
-// Re-addresses both guests' eth0 in one /16 (the bed is booted again
-// after the test).
-#define O2_READDRESS(g, ip)                                                       \
-  ASSERT_TRUE(run(g, "ip addr flush dev eth0 && ip addr add " + std::string(ip) + \
-                         "/16 dev eth0 && sleep 1")                               \
-                  .ok())
 
 // The two race rules disagree for NIDs that differ beyond the last
 // octet: Lustre 2.15 (and o2lnd) compare the raw NID, 2.16 and 2.17
@@ -593,10 +651,9 @@ TEST_F(Interop, ConnectionRaceLeavesOneConnection) {
 TEST_F(Interop, NidPairsWhoseRulesDisagreeLoseNoMessage) {
   Guest& lu = guest("g1");
   Guest& o2 = guest("g2");
-  bed().reboot_before_next_test();
   const bool hash_rule = series_ != "2.15";
-  O2_READDRESS(lu, "192.168.0.2");
-  O2_READDRESS(o2, "192.168.1.1");
+  readdress(lu, "192.168.0.2");
+  readdress(o2, "192.168.1.1");
   RaceTally both_win = race_rounds(4, "192.168.0.2", "192.168.1.1", true, true);
   if (hash_rule) {
     // one round of rejects a real race at most: not o2iblnd's 20
@@ -604,6 +661,8 @@ TEST_F(Interop, NidPairsWhoseRulesDisagreeLoseNoMessage) {
   }
   figure("interop_race_both_claim_rejects_sent", std::to_string(both_win.rejects_sent));
   figure("interop_race_both_claim_rejects_received", std::to_string(both_win.rejects_received));
+  figure("interop_race_both_claim_lustre_215_unset_deadlines",
+         std::to_string(both_win.lustre_215_unset_deadlines));
 }
 
 // The other way round: Lustre 192.168.1.1, o2lnd 192.168.0.2: by the raw
@@ -620,11 +679,12 @@ TEST_F(Interop, NidPairWhereBothSidesYieldLosesNoMessage) {
   }
   Guest& lu = guest("g1");
   Guest& o2 = guest("g2");
-  bed().reboot_before_next_test();
-  O2_READDRESS(lu, "192.168.1.1");
-  O2_READDRESS(o2, "192.168.0.2");
+  readdress(lu, "192.168.1.1");
+  readdress(o2, "192.168.0.2");
   RaceTally t = race_rounds(4, "192.168.1.1", "192.168.0.2", true, true);
   figure("interop_race_both_yield_rejects_sent", std::to_string(t.rejects_sent));
+  figure("interop_race_both_yield_lustre_215_unset_deadlines",
+         std::to_string(t.lustre_215_unset_deadlines));
 }
 
 // A Lustre node taken down after traffic with o2lnd, again and again
@@ -639,16 +699,11 @@ TEST_F(Interop, LustreNodeGoesDownAfterTrafficWithoutAReport) {
   Guest& lu = guest("g1");
   Guest& o2 = guest("g2");
   const int rounds = env_int("O2_LUSTRE_DOWN_ROUNDS", series_ == "2.15" ? 20 : 5);
-  const auto known = known_lustre_reports(series_);
-  auto is_known = [&known](const std::string& r) {
-    return std::ranges::any_of(
-        known, [&r](const KnownReport& k) { return r.find(k.match) != std::string::npos; });
-  };
   ASSERT_TRUE(insmod(o2, kNet).ok());
   auto t0 = std::chrono::steady_clock::now();
   int done = 0;
   int known_rounds = 0;
-  for (int i = 0; i < rounds; i++) {
+  for (int i = 0; i < rounds && !HasFailure(); i++) {
     SCOPED_TRACE("round " + std::to_string(i));
     lustre_up(lu, kNet);
     if (HasFatalFailure()) break;
@@ -660,29 +715,12 @@ TEST_F(Interop, LustreNodeGoesDownAfterTrafficWithoutAReport) {
     if (busy) {
       ASSERT_TRUE(run(o2, ping_loop(kLustre0, "/tmp/down-loop.log")).ok());
     }
-    RunResult down = run(lu, node("down"), 300);
+    // a known bug of this Lustre release going down (listed again, with
+    // its reason, at the end of the test) costs the node a reboot; any
+    // other report, or a failed down without one, fails the test
+    if (lustre_down(lu)) known_rounds++;
     if (busy) run(o2, "touch /tmp/stop-loop; sleep 1");
     done++;
-    auto reps = bed().tb()->kernel_reports();
-    if (down.ok() && lu.alive() && reps.empty()) continue;
-    // A report: a known bug of this Lustre release (listed again, with
-    // its reason, at the end of the test) costs the node a reboot; any
-    // other report, or a failed down without one, fails the test.
-    bool all_known = !reps.empty() && std::ranges::all_of(reps, is_known);
-    if (!all_known) {
-      ADD_FAILURE() << "round " << i << ": Lustre node down (status " << down.status
-                    << (lu.alive() ? "" : ", the node died") << ")\n"
-                    << down.out;
-      break;
-    }
-    known_rounds++;
-    printf(
-        "[ known    ] round %d: the Lustre %s node hit a bug of its own going down; "
-        "booted again\n",
-        i, series_.c_str());
-    fflush(stdout);
-    if (lu.alive()) lu.kill();
-    lu.boot();
   }
   figure("interop_lustre_down_rounds", std::to_string(done));
   figure("interop_lustre_down_rounds_with_a_known_lustre_bug", std::to_string(known_rounds));
