@@ -419,7 +419,36 @@ static void teardown_never_waits_for_a_removed_device_or_an_unload(struct kunit 
 	}
 }
 
+static void surplus_conn_closes_only_when_quiet_and_idle(struct kunit *test)
+{
+	unsigned long since = 1000, quiet = 250;
+
+	/* the peer spoke on it less than @quiet ago: it stays */
+	KUNIT_EXPECT_FALSE(test, o2_surplus_close_due(since, since, quiet,
+						      false));
+	KUNIT_EXPECT_FALSE(test, o2_surplus_close_due(since, since + quiet - 1,
+						      quiet, false));
+	/* quiet long enough, nothing of ours on it: it closes */
+	KUNIT_EXPECT_TRUE(test, o2_surplus_close_due(since, since + quiet,
+						     quiet, false));
+	/* something of ours queued or posted on it: it stays */
+	KUNIT_EXPECT_FALSE(test, o2_surplus_close_due(since, since + 10 * quiet,
+						      quiet, true));
+}
+
+static void surplus_quiet_survives_jiffies_wrap(struct kunit *test)
+{
+	unsigned long since = ULONG_MAX - 10, quiet = 250;
+
+	KUNIT_EXPECT_FALSE(test, o2_surplus_close_due(since, since + 100,
+						      quiet, false));
+	KUNIT_EXPECT_TRUE(test, o2_surplus_close_due(since, since + quiet,
+						     quiet, false));
+}
+
 static struct kunit_case o2_retry_cases[] = {
+	KUNIT_CASE(surplus_conn_closes_only_when_quiet_and_idle),
+	KUNIT_CASE(surplus_quiet_survives_jiffies_wrap),
 	KUNIT_CASE(phase_timeout_is_at_least_five_seconds),
 	KUNIT_CASE(phase_timeout_is_a_tenth_of_long_timeouts),
 	KUNIT_CASE(cqs_take_the_completion_vectors_in_turn),

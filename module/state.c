@@ -343,3 +343,27 @@ bool o2_peer_wants_conn(int established, int active, int others, int want,
 {
 	return !self && others == 0 && active > 0 && established < want;
 }
+
+/**
+ * o2_surplus_close_due() - may a race's surplus conn close now?
+ * @quiet_since: when it last heard from the peer, or became surplus if
+ *	that was later (jiffies)
+ * @now: jiffies
+ * @quiet: how long it must have been quiet (jiffies)
+ * @busy: something of ours is queued or posted on it
+ *
+ * A race that leaves two conns with a peer leaves one surplus: o2lnd
+ * sends nothing new on it, but the peer may.  o2iblnd keeps both and
+ * sends on each in turn, so closing it at once would fail what o2iblnd
+ * has just queued on it (a reply is not sent again).  It closes once
+ * the peer has sent nothing on it for @quiet and nothing of ours is on
+ * it: at once for a peer that keeps to the same conn (o2lnd), never
+ * while a peer that uses both has traffic.
+ *
+ * Return: true if it may close.
+ */
+bool o2_surplus_close_due(unsigned long quiet_since, unsigned long now,
+			  unsigned long quiet, bool busy)
+{
+	return !busy && time_after_eq(now, quiet_since + quiet);
+}

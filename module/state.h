@@ -15,6 +15,7 @@
 #define O2_RACE_WINDOW_MS	1000	/* an older connect of ours is stuck */
 #define O2_BACKOFF_MIN_MS	1000	/* first reconnect delay to a dead peer */
 #define O2_BACKOFF_MAX_MS	8000	/* cap of the doubling */
+#define O2_SURPLUS_QUIET_MS	1000	/* a race's second conn closes when quiet */
 
 /*
  * Conn states.  Allowed transitions (o2_conn_transition_ok()):
@@ -90,6 +91,8 @@ bool o2_peer_wants_conn(int established, int active, int others, int want,
 			bool self);
 bool o2_teardown_waits_for_port(bool cm_message, bool port_down,
 				bool dev_dead, bool stopping);
+bool o2_surplus_close_due(unsigned long quiet_since, unsigned long now,
+			  unsigned long quiet, bool busy);
 long o2_reject_retry_ms(u8 why, const struct o2_connparams *rej_cp,
 			struct o2_connparams *cp, int *races, int *retries,
 			u32 rnd);

@@ -275,30 +275,35 @@ static int o2_connack_check(struct o2_conn *conn,
 /*
  * Both sides' connects can cross so that each accepts the other's (a
  * request that arrives while the receiver's own accept is still being
- * set up slips past the race check).  Both sides then keep the same
- * one: the connection opened by the higher NID (o2_race_we_win()), and
- * close the other with -EALREADY (its messages are sent again on the
- * survivor).  A connect to our own NID has its two halves on one peer:
- * they are one connection.  Caller holds ni->lock.
- * Return: the conn to close (referenced), or NULL.
+ * set up slips past the race check, and where Lustre's race rule and
+ * o2lnd's disagree, each side yields to the other).  o2lnd then sends on
+ * the conn opened by the higher NID (o2_race_we_win()), as another o2lnd
+ * does, and marks the other surplus: it is closed once quiet
+ * (o2_surplus_close_due(), connd), not now, as o2iblnd may already have
+ * queued messages on it (it sends on all its conns in turn).  A connect
+ * to our own NID has its two halves on one peer: they are one
+ * connection.  Caller holds ni->lock.
+ * Return: the conn made surplus, or NULL.
  */
-static struct o2_conn *o2_peer_duplicate_locked(struct o2_conn *conn)
+static struct o2_conn *o2_peer_mark_surplus_locked(struct o2_conn *conn)
 {
 	struct o2_peer *peer = conn->peer;
 	struct o2_ni *ni = conn->ni;
-	struct o2_conn *other, *loser;
+	struct o2_conn *other, *spare;
 
 	lockdep_assert_held(&ni->lock);
 	if (peer->nid == ni->nid)
 		return NULL;
 	list_for_each_entry(other, &peer->conns, peer_list) {
 		if (other == conn || other->active == conn->active ||
-		    READ_ONCE(other->state) != O2_CONN_ESTABLISHED)
+		    READ_ONCE(other->state) != O2_CONN_ESTABLISHED ||
+		    other->surplus)
 			continue;
-		loser = conn->active == o2_race_we_win(ni->nid, peer->nid) ?
+		spare = conn->active == o2_race_we_win(ni->nid, peer->nid) ?
 			other : conn;
-		kref_get(&loser->ref);
-		return loser;
+		spare->surplus_at = jiffies;
+		WRITE_ONCE(spare->surplus, true);
+		return spare;
 	}
 	return NULL;
 }
@@ -306,7 +311,7 @@ static struct o2_conn *o2_peer_duplicate_locked(struct o2_conn *conn)
 static void o2_cm_established(struct o2_conn *conn,
 			      struct rdma_cm_event *event)
 {
-	struct o2_conn *dup = NULL;
+	struct o2_conn *spare = NULL;
 	struct o2_peer *peer = conn->peer;
 	struct o2_ni *ni = conn->ni;
 	char nid[O2_NIDSTR_SIZE];
@@ -354,20 +359,15 @@ static void o2_cm_established(struct o2_conn *conn,
 	spin_unlock(&conn->lock);
 	if (ok) {
 		o2_peer_update_state(peer);
-		dup = o2_peer_duplicate_locked(conn);
+		spare = o2_peer_mark_surplus_locked(conn);
 	}
 	spin_unlock(&ni->lock);
 	if (!ok)
 		return;
-	if (dup) {
-		pr_info_ratelimited("o2lnd: %s: two connections with %s after a race; closing the one %s opened\n",
+	if (spare)
+		pr_info_ratelimited("o2lnd: %s: two connections with %s after a race; the one %s opened closes once quiet\n",
 				    ni->net, o2_peer_str(peer, nid),
-				    dup->active ? "we" : "it");
-		o2_conn_close(dup, -EALREADY);
-		o2_conn_put(dup);
-		if (dup == conn)
-			return;
-	}
+				    spare->active ? "we" : "it");
 	trace_o2lnd_connect_phase(ni->nid, peer->nid, O2_PHASE_NONE, 0);
 	pr_info_ratelimited("o2lnd: %s: connected to %s (%s, queue depth %u)\n",
 			    ni->net, o2_peer_str(peer, nid),

@@ -13,8 +13,9 @@
  *     o2_stall_ms() (a QP the device will never complete again; its
  *     messages are resent on a new conn), fails messages that waited for
  *     a conn or for LNet tx credits past their deadline, sends a
- *     keepalive NOOP on a conn idle for the keepalive period, and starts
- *     the connect of a peer whose messages
+ *     keepalive NOOP on a conn idle for the keepalive period, closes a
+ *     race's surplus conn once it is quiet (o2_surplus_close_due()), and
+ *     starts the connect of a peer whose messages
  *     wait without a conn once its reconnect delay (a reject's retry
  *     delay or the backoff after a failed connect) has expired.  Only
  *     connd starts a reconnect, so attempts to a peer never overlap.
@@ -443,6 +444,66 @@ close:
 	return false;
 }
 
+/* Is something of ours queued or posted on @conn?  Caller holds its lock. */
+static bool o2_conn_busy_locked(struct o2_conn *conn)
+{
+	lockdep_assert_held(&conn->lock);
+	return conn->cr.nposted || !list_empty(&conn->tx_queue) ||
+	       !list_empty(&conn->tx_queue_rsrvd) ||
+	       !list_empty(&conn->tx_queue_nocred) ||
+	       !list_empty(&conn->posted);
+}
+
+/* Should surplus @conn close now (o2_surplus_close_due())? */
+static bool o2_conn_surplus_due(struct o2_conn *conn, unsigned long now)
+{
+	struct o2_ni *ni = conn->ni;
+	unsigned long since;
+	bool due = false;
+
+	spin_lock(&ni->lock);
+	spin_lock(&conn->lock);
+	if (conn->surplus && conn->state == O2_CONN_ESTABLISHED) {
+		since = conn->surplus_at;
+		if (conn->heard && time_after(conn->last_rx, since))
+			since = conn->last_rx;
+		due = o2_surplus_close_due(since, now,
+					   msecs_to_jiffies(O2_SURPLUS_QUIET_MS),
+					   o2_conn_busy_locked(conn));
+	}
+	spin_unlock(&conn->lock);
+	spin_unlock(&ni->lock);
+	return due;
+}
+
+/*
+ * Close the NI's surplus conns that have gone quiet (a race left them
+ * beside another; o2_cm_established()), at most O2_KEEPALIVE_BATCH per
+ * scan.
+ */
+static void o2_connd_surplus(struct o2_ni *ni)
+{
+	struct o2_conn *conn, *spare[O2_KEEPALIVE_BATCH];
+	unsigned long now = jiffies;
+	int i, n = 0;
+
+	spin_lock(&ni->conns_lock);
+	list_for_each_entry(conn, &ni->conns, ni_list) {
+		if (n == O2_KEEPALIVE_BATCH)
+			break;
+		if (READ_ONCE(conn->surplus)) {
+			kref_get(&conn->ref);
+			spare[n++] = conn;
+		}
+	}
+	spin_unlock(&ni->conns_lock);
+	for (i = 0; i < n; i++) {
+		if (o2_conn_surplus_due(spare[i], now))
+			o2_conn_close(spare[i], -EALREADY);
+		o2_conn_put(spare[i]);
+	}
+}
+
 static void o2_connd_scan_fn(struct work_struct *work)
 {
 	static unsigned int pass;
@@ -464,6 +525,7 @@ static void o2_connd_scan_fn(struct work_struct *work)
 				break;
 		}
 		o2_connd_keepalives(ni);
+		o2_connd_surplus(ni);
 	}
 	queue_delayed_work(o2_connd_wq, &o2_connd_scan_work, O2_SCAN_INTERVAL);
 }

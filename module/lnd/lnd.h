@@ -461,6 +461,12 @@ struct o2_txbuf {
  * @nudge: iWARP active side: NOOPs wake a peer that has said nothing
  *	(o2_nudge_due())
  * @heard: a message arrived on it (@lock)
+ * @last_rx: jiffies of the last message that arrived on it (@lock)
+ * @surplus: a race left it beside another conn with its peer
+ *	(o2_cm_established()): o2lnd sends nothing new on it and closes it
+ *	once quiet (o2_surplus_close_due()); set under ni->lock, cleared
+ *	there when it is the peer's last conn
+ * @surplus_at: jiffies when it became surplus
  * @nudges: NOOPs posted on it while nothing had arrived (@lock)
  * @nrx: receive buffers
  * @rxs: receive buffers
@@ -523,6 +529,9 @@ struct o2_conn {
 	bool greet;
 	bool nudge;
 	bool heard;
+	unsigned long last_rx;
+	bool surplus;
+	unsigned long surplus_at;
 	u8 nudges;
 	int nrx;
 	struct o2_rx *rxs;

@@ -152,6 +152,7 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	rc = o2_credits_receive(&conn->cr, hdr->credits);
 	conn->hold_sends = false;	/* iWARP: the initiator has spoken */
 	conn->heard = true;
+	conn->last_rx = jiffies;
 	/*
 	 * A message on a conn still waiting for ESTABLISHED: the peer has
 	 * accepted, so the event is due at once (it comes from another

@@ -755,7 +755,8 @@ static int o2_chain_post_locked(struct o2_conn *conn, struct o2_post_chain *pc,
 
 static bool o2_conn_keepalive_due(struct o2_conn *conn, unsigned long now)
 {
-	return o2_keepalive && !conn->cr.nposted &&
+	/* a surplus conn is left quiet to close (o2_surplus_close_due()) */
+	return o2_keepalive && !conn->cr.nposted && !READ_ONCE(conn->surplus) &&
 	       time_after_eq(now, conn->last_send + o2_keepalive * HZ);
 }
 

@@ -12,25 +12,36 @@
 
 /*
  * The established conn of @peer that a message takes: with several
- * (conns_per_peer), each in turn.  Caller holds ni->lock.
+ * (conns_per_peer), each in turn; never a race's surplus conn
+ * (o2_cm_established()) unless it is all there is, and then it is
+ * surplus no more.  Caller holds ni->lock.
  * Return: the conn (no reference taken) or NULL.
  */
 static struct o2_conn *o2_peer_conn_pick_locked(struct o2_peer *peer)
 {
-	struct o2_conn *c, *first = NULL;
+	struct o2_conn *c, *first = NULL, *spare = NULL;
 	u32 n = 0, k;
 
+	lockdep_assert_held(&peer->ni->lock);
 	list_for_each_entry(c, &peer->conns, peer_list) {
 		if (READ_ONCE(c->state) != O2_CONN_ESTABLISHED)
 			continue;
+		if (c->surplus) {
+			spare = c;
+			continue;
+		}
 		if (!n++)
 			first = c;
+	}
+	if (!n && spare) {
+		WRITE_ONCE(spare->surplus, false);
+		return spare;
 	}
 	if (n <= 1)
 		return first;
 	k = peer->conn_cursor++ % n;
 	list_for_each_entry(c, &peer->conns, peer_list) {
-		if (READ_ONCE(c->state) != O2_CONN_ESTABLISHED)
+		if (READ_ONCE(c->state) != O2_CONN_ESTABLISHED || c->surplus)
 			continue;
 		if (!k--)
 			return c;

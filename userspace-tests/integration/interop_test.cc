@@ -667,16 +667,13 @@ TEST_F(Interop, NidPairsWhoseRulesDisagreeLoseNoMessage) {
 
 // The other way round: Lustre 192.168.1.1, o2lnd 192.168.0.2: by the raw
 // NID Lustre wins, by nidhash() o2lnd does, so against 2.16+ both sides
-// accept and two connections are left.  Not passing yet: o2lnd then
-// closes the one it opened (o2_peer_duplicate_locked() assumes the peer
-// keeps the same one, as o2lnd does), and a reply Lustre sends on it is
-// lost (seen against 2.17.57: o2lnd's ping timed out in 2 of 4 rounds).
+// accept and two connections are left.  o2lnd sends on the one Lustre
+// opened and leaves the one it opened surplus, closing it only once
+// Lustre has sent nothing on it for a second: Lustre sends on both in
+// turn, and a reply it queued on a conn closed at once was lost (seen
+// against 2.17.57 when o2lnd closed it at once: o2lnd's ping timed out in
+// 2 of 4 rounds).
 TEST_F(Interop, NidPairWhereBothSidesYieldLosesNoMessage) {
-  if (series_ != "2.15") {
-    GTEST_SKIP() << "o2lnd closes the connection it opened when a race leaves two, under a "
-                    "reply Lustre "
-                 << series_ << " may send on it (o2_peer_duplicate_locked())";
-  }
   Guest& lu = guest("g1");
   Guest& o2 = guest("g2");
   readdress(lu, "192.168.1.1");
