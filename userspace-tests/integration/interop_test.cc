@@ -413,6 +413,19 @@ int lustre_215_tx_timeouts(const std::string& dmesg, const std::string& nid) {
     tally->rejects_received += static_cast<int>(num(p, "races received", 0));                      \
     EXPECT_TRUE(o2_ping(o2, lnid0, &oout)) << oout;                                                \
     EXPECT_TRUE(lctl_ping(lu, onid, &lout)) << lout;                                               \
+    if (both_may_accept) {                                                                         \
+      /* a race's second conn closes once Lustre is quiet on it for 1 s */                         \
+      bool one = false;                                                                            \
+      for (int t = 0; t < 40 && !one; t++) {                                                       \
+        cs = conns(o2);                                                                            \
+        cl = lctl(lu, "--net o2ib conn_list");                                                     \
+        one = cs.size() == 1 && lustre_conns(cl.out, onid) == 1;                                   \
+        if (!one) std::this_thread::sleep_for(std::chrono::milliseconds(250));                     \
+      }                                                                                            \
+      EXPECT_TRUE(one) << "a surplus conn was left\no2lnd:\n"                                      \
+                       << dump(cs) << "Lustre:\n"                                                  \
+                       << cl.out;                                                                  \
+    }                                                                                              \
   }
 
 O2_SUITE_CLASS(Interop, "two", O2_INTEROP_MEMBERS O2_RACE_MEMBERS);
