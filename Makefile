@@ -40,21 +40,25 @@ else
 SHELL := /bin/bash
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 # Default KDIR: the headers of the guest kernel the test bed boots
-# (testbed/setup.sh records its ABI): Debian's 6.1, or with
-# O2_KERNEL=debian612 its 6.12; else the newest installed.  Any other
-# kernel: make KDIR=/lib/modules/<release>/build.  The module builds with
-# W=1 (O2_W=, to leave it out); Kbuild's -Werror makes a warning an error.
+# (testbed/setup.sh records its ABI and unpacks its headers, never
+# installing them, into $(O2_CACHE)/kernels/headers-<release>): Debian's
+# 6.1, or with O2_KERNEL=debian612 its 6.12; else the newest unpacked
+# there, else the newest installed.  Any other kernel: make
+# KDIR=/lib/modules/<release>/build.  The module builds with W=1 (O2_W=, to
+# leave it out); Kbuild's -Werror makes a warning an error.
+O2_CACHE ?= /var/cache/o2lnd
 GUEST_ABI := $(shell cat $(TOP)/.testbed-abi$(if $(filter debian612,$(O2_KERNEL)),-debian612) 2>/dev/null)
 ifneq ($(GUEST_ABI),)
-KDIR ?= /usr/src/linux-headers-$(GUEST_ABI)
+KDIR ?= $(O2_CACHE)/kernels/headers-$(GUEST_ABI)/usr/src/linux-headers-$(GUEST_ABI)
 else
-KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64)))
+KDIR ?= $(or $(lastword $(sort $(wildcard $(O2_CACHE)/kernels/headers-*-amd64/usr/src/linux-headers-*-amd64))), \
+	$(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64))))
 endif
 BUILD ?= $(TOP)/build
 JOBS ?= $(shell nproc)
 O2_W ?= 1
 
-.PHONY: all module userspace setup run check bench-recovery bench-msg bench-bulk bench-routing bench-faults bench-vs-o2iblnd bench-soak clean tidy format checkpatch
+.PHONY: all module userspace setup run check distclean bench-recovery bench-msg bench-bulk bench-routing bench-faults bench-vs-o2iblnd bench-soak clean tidy format checkpatch
 
 all: module userspace
 
@@ -66,7 +70,6 @@ module:
 # short, wherever the clone is (paths under the tree are hashed relative to
 # it); its cache lives in $(O2_CACHE)/ccache, so an empty O2_CACHE builds
 # from nothing.
-O2_CACHE ?= /var/cache/o2lnd
 CCACHE := $(shell command -v ccache 2>/dev/null)
 userspace:
 	cmake -S $(TOP) -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -112,5 +115,18 @@ tidy: userspace
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
 	rm -rf $(BUILD)
+
+# clean, and the cache (guest kernels, headers, Lustre peers, ccache); the
+# host packages setup installed stay (they are tools and libraries, never
+# a kernel): listed, with the command that removes them.
+distclean: clean
+	@if [ -s "$(O2_CACHE)/host-packages" ]; then \
+		echo "o2lnd: packages the test bed installed on this host (kept):"; \
+		sort -u "$(O2_CACHE)/host-packages" | sed 's/^/  /'; \
+		echo "o2lnd: to remove them: apt-get purge $$(sort -u "$(O2_CACHE)/host-packages" | tr '\n' ' ')"; \
+	else \
+		echo "o2lnd: the test bed installed no package on this host (none recorded in $(O2_CACHE)/host-packages)"; \
+	fi
+	rm -rf "$(O2_CACHE)"
 
 endif

@@ -1,7 +1,8 @@
 #!/bin/bash
 # ctest ProbesDecideForEachGuestKernel: runs the feature probes
 # (scripts/o2-probe.sh) against the headers of every guest kernel the test
-# bed prepared (.testbed-abi, .testbed-abi-debian612) and checks what they
+# bed prepared (.testbed-abi, .testbed-abi-debian612; the headers unpacked
+# into $O2_CACHE/kernels) and checks what they
 # decide: every probe yes on both (the tested kernels take no fallback),
 # the canary no (a missing API is detected), the cache answers a second
 # run without probing, and O2_PROBE_FORCE turns a result into its
@@ -16,7 +17,10 @@ n=0
 for f in "$TOP/.testbed-abi" "$TOP/.testbed-abi-debian612"; do
 	[[ -f "$f" ]] || continue
 	rel=$(cat "$f")
-	hdr="/usr/src/linux-headers-$rel"
+	# the headers setup unpacked into $O2_CACHE/kernels
+	# shellcheck source=scripts/o2-apt.sh
+	hdr=$( (. "$TOP/scripts/o2-apt.sh" && o2_linux_headers "$rel") 2> "$tmp/headers.err") ||
+		{ fail "$rel: no headers ($(cat "$tmp/headers.err"))"; continue; }
 	[[ -d "$hdr" ]] || { fail "$rel: no headers at $hdr"; continue; }
 	n=$((n + 1))
 	out="$tmp/$rel.h"

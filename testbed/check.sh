@@ -118,6 +118,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# What decides how the host boots: every file under /boot (name, size,
+# mtime) and the kernel image packages installed.  Nothing of make check
+# may change it (setup unpacks kernels and headers into the cache, never
+# installs them): compared at the end, as the test
+# Host.CheckLeavesHowTheHostBootsUntouched.
+boot_state() {
+	find /boot -xdev -printf '%p %s %T@\n' 2>/dev/null | sort
+	dpkg-query -W -f='${Package} ${db:Status-Status}\n' 'linux-image-*' 2>/dev/null |
+		awk '$2 == "installed"' | sort
+}
+boot_state > "$OUT/boot.before"
+
 # ---------------------------------------------------------------- 1 setup
 stage 1 "setup (testbed/setup.sh: packages, Debian's 6.1$([[ $K612 != 0 ]] && echo ' and 6.12') kernels for the guests)"
 setup_kernels=debian
@@ -515,7 +527,13 @@ else
 	rel612=$(cat "$TOP/.testbed-abi-debian612" 2>/dev/null || true)
 	d="$RES/build-612"
 	copy_module_tree "$d"
-	if [[ -n "$rel612" ]] && make -C "/usr/src/linux-headers-$rel612" M="$d" W=1 modules > "$d/build.log" 2>&1 &&
+	# its headers, as setup unpacked them (scripts/o2-apt.sh)
+	hdr612=
+	if [[ -n "$rel612" ]]; then
+		# shellcheck source=scripts/o2-apt.sh
+		hdr612=$( (. "$TOP/scripts/o2-apt.sh" && o2_linux_headers "$rel612") 2>> "$d/build.log") || hdr612=
+	fi
+	if [[ -n "$hdr612" ]] && make -C "$hdr612" M="$d" W=1 modules >> "$d/build.log" 2>&1 &&
 		[[ -f "$d/o2lnd.ko" ]]; then
 		say "$d/o2lnd.ko for $rel612 (W=1, no warning); feature probes:"
 		grep '^o2lnd: probe' "$d/build.log" | sed 's/^/    /'
@@ -635,6 +653,20 @@ if [[ -f "$OUT/missing-debug" ]]; then
 	while IFS= read -r m; do missing+=("$m"); done < "$OUT/missing-debug"
 fi
 
+# ---------------------------------------------------------------- host
+boot_state > "$OUT/boot.after"
+{
+	echo '<testsuites><testsuite name="Host">'
+	echo '<testcase classname="Host" name="CheckLeavesHowTheHostBootsUntouched">'
+	if ! diff "$OUT/boot.before" "$OUT/boot.after" > "$OUT/boot.diff"; then
+		say "the host's /boot or its kernel packages changed during the check ($OUT/boot.diff)"
+		printf '<failure message="/boot or the installed kernel images changed">'
+		sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g' "$OUT/boot.diff"
+		echo '</failure>'
+	fi
+	echo '</testcase></testsuite></testsuites>'
+} > "$OUT/host.xml"
+
 # ---------------------------------------------------------------- summary
 say "summary (whole check: $((SECONDS - T0)) s)"
 python3 - "$OUT" "$RES" "$((SECONDS - T0))" "${O2_BUDGET_FRESH:-4500}" "${O2_BUDGET_WARM:-2700}" "$KERNELS" "${missing[@]}" <<'PY'
@@ -660,6 +692,7 @@ reports += [(p, "Debian612/") for p in sorted(glob.glob(os.path.join(res, "debia
 reports += [(os.path.join(out, "itest-612-siw.xml"), "Debian612/Siw/")]
 reports += [(p, "Debian612/Siw/") for p in sorted(glob.glob(os.path.join(res, "debian612-siw", "itest", "*", "*", "out", "*.xml")))]
 reports += [(os.path.join(out, "dkms.xml"), "")]
+reports += [(os.path.join(out, "host.xml"), "")]
 # stage 8: Lustre<series>/ (itest-lustre2.15.xml -> "Lustre2.15/")
 for p in sorted(glob.glob(os.path.join(out, "itest-lustre*.xml"))):
     ls = os.path.basename(p)[len("itest-lustre"):-len(".xml")]

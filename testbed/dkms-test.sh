@@ -4,6 +4,10 @@
 # setup prepared it, 6.12: one dkms add, a build and an install for each),
 # as a user of dkms.conf would do it.  The host runs another kernel, so
 # everything names the kernel explicitly (-k <release>); nothing is loaded.
+# The headers are the copy setup unpacked into $O2_CACHE/kernels
+# (scripts/o2-apt.sh: o2_linux_headers), given to dkms with
+# --kernelsourcedir: no linux-headers package (nor the linux-image 6.12's
+# depends on) is installed on the host for it.
 #
 #   testbed/dkms-test.sh OUTDIR      JUnit XML in OUTDIR/dkms.xml, log in OUTDIR/dkms.log
 #
@@ -13,7 +17,8 @@
 # DEST_MODULE_LOCATION, signed with dkms' own MOK key /var/lib/dkms/mok.*,
 # which dkms generates on its first build and keeps).  Everything the test
 # adds is removed again: the DKMS tree entry, the /usr/src copy, the
-# module, and depmod's index files when there were none before.  If o2lnd
+# module, depmod's index files when there were none before, and
+# /lib/modules/<release> itself when it did not exist before.  If o2lnd
 # is already known to DKMS on this machine the cases are skipped (it is
 # not touched).  Installs dkms (apt) when missing.
 #
@@ -100,19 +105,21 @@ skip_rest() {
 }
 [[ ${#KRELS[@]} -gt 0 ]] || { for c in "${ALL[@]:2}"; do fail "$c" "no kernel release (.testbed-abi; run testbed/setup.sh)"; done; write_xml; exit 0; }
 [[ -n "$ver" ]] || { for c in "${ALL[@]:2}"; do fail "$c" "no PACKAGE_VERSION in dkms.conf"; done; write_xml; exit 0; }
+# shellcheck source=scripts/o2-apt.sh
+. "$TOP/scripts/o2-apt.sh"
 if ! command -v dkms > /dev/null; then
 	say "installing dkms"
-	# shellcheck source=scripts/o2-apt.sh
-	. "$TOP/scripts/o2-apt.sh"
 	o2_apt_install dkms >> "$LOG" 2>&1 ||
 		{ for c in "${ALL[@]:2}"; do fail "$c" "apt-get install dkms failed (log $O2_APT_LOG)"; done; write_xml; exit 0; }
 fi
+declare -A HDR
 for KREL in "${KRELS[@]}"; do
-	if [[ ! -d "/lib/modules/$KREL/build" ]]; then
-		for c in "${ALL[@]:2}"; do fail "$c" "no headers for $KREL (/lib/modules/$KREL/build)"; done
+	if ! HDR[$KREL]=$(o2_linux_headers "$KREL" 2>> "$LOG") || [[ ! -d "${HDR[$KREL]}/include" ]]; then
+		for c in "${ALL[@]:2}"; do fail "$c" "no headers for $KREL (o2_linux_headers; run testbed/setup.sh)"; done
 		write_xml
 		exit 0
 	fi
+	log "headers for $KREL: ${HDR[$KREL]}"
 done
 # One DKMS test per machine at a time (make check runs may overlap).
 exec 9> /run/lock/o2lnd-dkms-test.lock
@@ -122,10 +129,12 @@ if [[ -e "$SRC" || -e /var/lib/dkms/o2lnd ]]; then
 	skip_rest "o2lnd is already installed for DKMS on this machine ($SRC or /var/lib/dkms/o2lnd): not touching it"
 fi
 
-declare -A before had_updates
+declare -A before had_updates had_moddir
 for KREL in "${KRELS[@]}"; do
 	MODDIR="/lib/modules/$KREL"
-	before[$KREL]=$(find "$MODDIR" -maxdepth 1 -name 'modules.*' -printf '%f\n' | sort)
+	had_moddir[$KREL]=0
+	[[ -d "$MODDIR" ]] && had_moddir[$KREL]=1
+	before[$KREL]=$({ find "$MODDIR" -maxdepth 1 -name 'modules.*' -printf '%f\n' 2> /dev/null || true; } | sort)
 	had_updates[$KREL]=0
 	[[ -d "$MODDIR/updates" ]] && had_updates[$KREL]=1
 done
@@ -143,9 +152,13 @@ cleanup() {
 			rmdir "$m/updates/dkms" "$m/updates" 2> /dev/null || true
 		fi
 		if [[ -z "${before[$k]}" ]]; then  # depmod's index files did not exist before us
-			find "$m" -maxdepth 1 -name 'modules.*' -delete
+			find "$m" -maxdepth 1 -name 'modules.*' -delete 2> /dev/null
+		fi
+		if [[ ${had_moddir[$k]} == 0 ]]; then  # nor did the folder: its empty folders go
+			find "$m" -depth -type d -empty -delete 2> /dev/null
 		fi
 	done
+	return 0
 }
 trap cleanup EXIT
 
@@ -166,7 +179,10 @@ for KREL in "${KRELS[@]}"; do
 	MODDIR="/lib/modules/$KREL"
 	KO="$MODDIR/updates/dkms/o2lnd.ko"
 	t=$SECONDS
-	if run dkms build "o2lnd/$ver" -k "$KREL" && dkms status "o2lnd/$ver" -k "$KREL" | grep -q ': built'; then
+	# sign_file: dkms looks for it under /usr/lib/linux-kbuild-* and
+	# /lib/modules/<release>/build, where no package put it
+	if run env sign_file="${HDR[$KREL]}/scripts/sign-file" dkms build "o2lnd/$ver" -k "$KREL" \
+		--kernelsourcedir "${HDR[$KREL]}" && dkms status "o2lnd/$ver" -k "$KREL" | grep -q ': built'; then
 		pass "Build/$KREL"
 	else
 		fail "Build/$KREL" "dkms build o2lnd/$ver -k $KREL failed (make.log: /var/lib/dkms/o2lnd/$ver/build/make.log)"
@@ -174,7 +190,7 @@ for KREL in "${KRELS[@]}"; do
 	fi
 	log "build took $((SECONDS - t)) s"
 	# a kernel with CONFIG_MODULE_COMPRESS_* (6.12: xz) gets o2lnd.ko.xz
-	run dkms install "o2lnd/$ver" -k "$KREL" || true
+	run dkms install "o2lnd/$ver" -k "$KREL" --kernelsourcedir "${HDR[$KREL]}" || true
 	for z in "" .xz .zst .gz; do
 		[[ -f "$KO$z" ]] && { KO="$KO$z"; break; }
 	done

@@ -40,9 +40,10 @@
 # The result is cached in
 # $O2_CACHE/lustre/<release>-<key>, key = the source's identity (tarball
 # sha256, or a git tree's HEAD and status, or the tree's file list with
-# sizes and mtimes), the kernel release and its headers' package version,
-# the compiler and this script's code (not its comment lines); the last
-# line printed is that folder:
+# sizes and mtimes), the kernel release and its headers' package version
+# (of the copy unpacked into $O2_CACHE/kernels, scripts/o2-apt.sh), the
+# compiler and this script's code (not its comment lines); the last line
+# printed is that folder:
 #
 #   ko/{libcfs,lnet,ko2iblnd,lnet_selftest}.ko
 #   bin/{lctl,lnetctl,lst}   wrappers that set LD_LIBRARY_PATH to lib/
@@ -84,22 +85,20 @@ SRC=$(readlink -f "$SRC")
 
 [[ -f "$KDIR/release" ]] || die "no kernel at $KDIR (run testbed/setup.sh)"
 REL=$(cat "$KDIR/release")
-HDRS_ARCH="/usr/src/linux-headers-$REL"
+# shellcheck source=scripts/o2-apt.sh
+. "$TOP/scripts/o2-apt.sh"
+# The headers setup unpacked into the cache (never installed packages)
+HDRS_ARCH=$(o2_linux_headers "$REL") || die "no headers for $REL (run testbed/setup.sh)"
 [[ -d "$HDRS_ARCH" ]] || die "no headers at $HDRS_ARCH (run testbed/setup.sh)"
 # Debian splits the headers: <release> (arch, the build's obj tree) and
-# <release minus the flavour>-common (the sources).
-HDRS_COMMON=$(readlink -f "$HDRS_ARCH/source" 2>/dev/null || true)
-if [[ ! -d "$HDRS_COMMON/include" ]]; then
-	HDRS_COMMON="/usr/src/linux-headers-${REL%-*}-common"
-fi
+# <release minus the flavour>-common (the sources), unpacked side by side.
+HDRS_COMMON="$(dirname "$HDRS_ARCH")/linux-headers-${REL%-*}-common"
 [[ -d "$HDRS_COMMON/include" ]] || die "no common headers for $REL ($HDRS_COMMON)"
 
 # The packages the build needs (Lustre's README for Debian 12).
 PKGS=(autoconf automake libtool flex bison pkg-config bc libyaml-dev libnl-genl-3-dev
 	libkeyutils-dev libmount-dev libelf-dev libjson-c-dev libselinux1-dev libssl-dev
 	libreadline-dev zlib1g-dev libibverbs-dev librdmacm-dev make gcc)
-# shellcheck source=scripts/o2-apt.sh
-. "$TOP/scripts/o2-apt.sh"
 miss=$(o2_pkgs_missing "${PKGS[@]}")
 if [[ -n "$miss" ]]; then
 	say "apt-get install $(echo $miss) (log $O2_APT_LOG)"
@@ -116,7 +115,9 @@ src_id() {
 		(cd "$SRC" && find . -type f -printf '%P %s %T@\n' | LC_ALL=C sort) | sha256sum | cut -d' ' -f1
 	fi
 }
-hdr_ver=$(dpkg-query -W -f='${Version}' "linux-headers-$REL" 2>/dev/null || echo unknown)
+# the headers' package version, as o2_linux_headers recorded it
+hdr_ver=$(awk -v p="linux-headers-$REL" '$1 == p {print $2}' "${HDRS_ARCH%/usr/src/*}/versions" 2>/dev/null)
+hdr_ver=${hdr_ver:-unknown}
 key=$({
 	echo "src $(src_id)"
 	echo "kernel $REL $hdr_ver"

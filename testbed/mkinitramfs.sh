@@ -1,9 +1,10 @@
 #!/bin/bash
 # mkinitramfs.sh KERNEL_DIR: build KERNEL_DIR/initramfs.cpio.gz, a busybox
 # initramfs that mounts the host root (9p, read-only) under a tmpfs overlay
-# and switch_roots into it, then runs the guest init script named by o2.init=
-# on the kernel command line (from the shared root, so editing it needs no
-# rebuild).  Kernel modules needed before the switch are copied in from
+# (a private tmpfs on /tmp, the host folders named by o2.hosttmp= bound over
+# it at their own path) and switch_roots into it, then runs the guest init
+# script named by o2.init= on the kernel command line (from the shared
+# root, so editing it needs no rebuild).  Kernel modules needed before the switch are copied in from
 # KERNEL_DIR/lib/modules/<release> (or root/lib/modules/<release>); a kernel with those built in needs none.
 set -euo pipefail
 KDIR=$(cd "$1" && pwd)
@@ -46,11 +47,13 @@ for m in $(cat /mods/order); do insmod /mods/$m.ko || log "insmod $m failed"; do
 O2_INIT=
 O2_MODDIR=
 O2_LIVE=
+O2_HOSTTMP=
 for a in $(cat /proc/cmdline); do
 	case "$a" in
 	o2.init=*) O2_INIT=${a#o2.init=} ;;
 	o2.moddir=*) O2_MODDIR=${a#o2.moddir=} ;;
 	o2.live=*) O2_LIVE=${a#o2.live=} ;;
+	o2.hosttmp=*) O2_HOSTTMP=${a#o2.hosttmp=} ;;
 	esac
 done
 [ -n "$O2_INIT" ] || fail "no o2.init= on the kernel command line"
@@ -75,9 +78,18 @@ mount -t devpts devpts $R/dev/pts
 mount -t tmpfs tmpfs $R/dev/shm
 mount -t tmpfs -o mode=755 tmpfs $R/run
 mount -t tmpfs -o mode=1777 tmpfs $R/tmp
+# The guest's /tmp is its own; the host folders under /tmp it needs at their
+# own path (o2.hosttmp=/tmp/A,/tmp/B: a cache, checkout, build or results
+# folder made by mktemp -d) are bound over it, read-only from the host root.
+for p in $(echo "$O2_HOSTTMP" | tr , ' '); do
+	case "$p" in /tmp/*/* | */..* | /tmp/) continue ;; /tmp/*) ;; *) continue ;; esac
+	if [ -d "/ro$p" ]; then mkdir -p "$R$p"; elif [ -e "/ro$p" ]; then touch "$R$p"; else continue; fi
+	mount --bind "/ro$p" "$R$p" || log "bind host $p failed"
+done
 # The project folder (tag "live") without caching, so files rebuilt on the
 # host are seen at once by a running guest.  Mounted after the guest's own
-# /tmp and /run: a checkout under /tmp (CI clones anywhere) stays visible.
+# /tmp and /run (and the host's folders bound over /tmp): a checkout under
+# /tmp (CI clones anywhere) stays visible.
 if [ -n "$O2_LIVE" ]; then
 	mkdir -p $R$O2_LIVE
 	mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=mmap live $R$O2_LIVE || log "mount live $O2_LIVE failed"

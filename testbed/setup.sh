@@ -9,11 +9,15 @@
 #      debian     Debian 12's default kernel, 6.1 (linux-image-amd64)
 #      debian612  Debian 12's 6.12 kernel (linux-image-6.12-amd64), the
 #                 base of RHEL 10
-#    discovers the kernel ABI from the meta package, installs its headers,
-#    writes the guest kernel release ($ABI-amd64, e.g. 6.1.0-57-amd64) to
-#    $TOP/.testbed-abi (debian) or $TOP/.testbed-abi-<name>: the Makefile
-#    builds the module against /usr/src/linux-headers-<that release>
-#    (O2_KERNEL=<name> make module picks the other)
+#    discovers the kernel ABI from the meta package, downloads its headers
+#    (linux-headers-$ABI-amd64, its -common and linux-kbuild packages) and
+#    unpacks them into $O2_CACHE/kernels/headers-<release>-<version>, linked
+#    as headers-<release> (scripts/o2-apt.sh: o2_linux_headers; nothing is
+#    installed: 6.12's headers package would pull its linux-image onto the
+#    host, into /boot), writes the guest kernel release ($ABI-amd64, e.g.
+#    6.1.0-57-amd64) to $TOP/.testbed-abi (debian) or
+#    $TOP/.testbed-abi-<name>: the Makefile builds the module against those
+#    headers (O2_KERNEL=<name> make module picks the other)
 #  - downloads linux-image-$ABI-amd64 into $O2_CACHE keyed by package version,
 #    unpacks it, runs depmod, extracts the uncompressed ELF vmlinux (PVH boot)
 #  - builds the busybox initramfs for that kernel
@@ -35,8 +39,11 @@ die() { echo "setup: error: $*" >&2; exit 1; }
 BASE_PKGS=(qemu-system-x86 qemu-utils busybox-static rdma-core ibverbs-utils rdmacm-utils
 	perftest iproute2 kmod cpio libgtest-dev cmake g++ make librdmacm-dev
 	libibverbs-dev libcap2-bin python3-yaml python3 xz-utils dkms libyaml-cpp-dev
-	clang-format git util-linux
+	clang-format git util-linux gcc-12
 	bc bison flex libelf-dev libssl-dev dwarves rsync ccache)  # the last line: kernel/build.sh
+# Never linux-headers-* or linux-image-* (see o2_linux_headers): gcc-12 is
+# the compiler Debian's headers name (CC=gcc-12), which their packages
+# would have brought.
 
 # shellcheck source=scripts/o2-apt.sh
 . "$TOP/scripts/o2-apt.sh"
@@ -53,10 +60,10 @@ apt_install "${BASE_PKGS[@]}"
 
 # ---------------------------------------------------------------- kernel ABI
 # prepare_kernel NAME META: the kernel the meta package META depends on,
-# ready to boot in $O2_CACHE/kernels/NAME, its headers installed.
+# ready to boot in $O2_CACHE/kernels/NAME, its headers unpacked beside it.
 prepare_kernel() {
 local NAME=$1 META=$2
-local ABI IMGPKG VER KDIR TMP MODROOT REL
+local ABI IMGPKG VER KDIR TMP MODROOT REL HVER HDRS
 abi_from_cache() {
 	apt-cache depends "$META" 2>/dev/null |
 		sed -n 's/.*Depends: linux-image-\([0-9][^ ]*\)-amd64$/\1/p' | head -1
@@ -72,8 +79,11 @@ VER=$(o2_apt_candidate "$IMGPKG") || die "no candidate version for $IMGPKG"
 stage "guest kernel $NAME: ABI $ABI ($IMGPKG $VER)"
 echo "$ABI-amd64" > "$TOP/.testbed-abi$([[ $NAME == debian ]] || echo "-$NAME")"
 
-# headers to build the module against
-apt_install "linux-headers-$ABI-amd64"
+# headers to build the module against: unpacked into the cache, never
+# installed (linux-headers-6.12.*-amd64 depends on its linux-image)
+HVER=$(o2_apt_candidate "linux-headers-$ABI-amd64") || die "no candidate version for linux-headers-$ABI-amd64"
+HDRS=$(o2_linux_headers "$ABI-amd64" "$HVER") || die "cannot unpack linux-headers-$ABI-amd64 $HVER (log $O2_APT_LOG)"
+stage "headers: $HDRS"
 
 # ---------------------------------------------------------------- kernel image
 KDIR="$O2_CACHE/kernels/$NAME-$VER"

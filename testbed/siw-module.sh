@@ -3,7 +3,8 @@
 # built without it (CONFIG_RDMA_SIW is not set; our test and debug kernels
 # have it), so this builds siw.ko from Debian's own linux-source-<series>
 # (6.1 or 6.12: the same source as that kernel, its very version when the
-# archive still has it) against the guest's headers and installs it into
+# archive still has it) against the guest's headers (unpacked into
+# $O2_CACHE/kernels by setup: o2_linux_headers) and installs it into
 # the test bed's copy of the kernel, $O2_CACHE/kernels/<name>/lib/modules/
 # <release>/updates/siw.ko + depmod, which guests bind over their module
 # tree: `modprobe siw` (guest-init.sh, o2.siw=) then works in the guest.
@@ -25,8 +26,6 @@ die() { say "error: $*"; exit 1; }
 [[ -f "$KDIR/release" ]] || die "no kernel at $KDIR (run testbed/setup.sh)"
 REL=$(cat "$KDIR/release")
 MODDIR="$KDIR/lib/modules/$REL"
-HDRS="/usr/src/linux-headers-$REL"
-[[ -d "$HDRS" ]] || die "no headers at $HDRS (run testbed/setup.sh)"
 [[ -d "$MODDIR/kernel/drivers/infiniband/core" ]] || die "$MODDIR has no RDMA core modules"
 
 # In-tree siw (our own kernels): nothing to do.
@@ -70,6 +69,8 @@ else
 		--wildcards '*/drivers/infiniband/sw/siw/*'
 fi
 [[ -f "$tmp/siw_main.c" ]] || die "no siw sources in linux-source-$series $src_ver"
+# the guest's headers, as setup unpacked them into the cache
+HDRS=$(o2_linux_headers "$REL") || die "no headers for $REL (run testbed/setup.sh)"
 say "building siw.ko for $REL (linux-source-$series $src_ver)"
 make -C "$HDRS" M="$tmp" CONFIG_RDMA_SIW=m modules > "$tmp/build.log" 2>&1 ||
 	{ tail -20 "$tmp/build.log" >&2; die "building siw.ko failed"; }

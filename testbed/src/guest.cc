@@ -66,6 +66,47 @@ std::string tail(const std::string& s, size_t n) {
   return s.size() > n ? s.substr(s.size() - n) : s;
 }
 
+// The guest's /tmp is a tmpfs of its own (the initramfs mounts it over the
+// host's, shared read-only as the guest's root), so a host path under /tmp
+// would be invisible in the guest: a cache made by `O2_CACHE=$(mktemp -d)`,
+// the Lustre peer built in it, a checkout, a build or results folder.  The
+// initramfs binds the host folders named by o2.hosttmp= (read-only, from the
+// host's root) over that tmpfs at their own path.  Returns that list: the
+// folders directly under /tmp holding one of `paths` or a path an O2_*
+// variable names (':'-separated lists too), as given and symlinks resolved;
+// "" when there is none.
+std::string host_tmp_dirs(const std::vector<std::string>& paths) {
+  std::set<std::string> dirs;
+  auto add_top = [&dirs](const std::string& p) {
+    if (p.rfind("/tmp/", 0) != 0) return;
+    std::string top = p.substr(0, p.find('/', 5));
+    if (top.size() > 5 && top != "/tmp/.." && top.find_first_of(" \t\n,\"'") == std::string::npos) {
+      dirs.insert(top);
+    }
+  };
+  auto add = [&add_top](const std::string& p) {
+    if (p.empty() || p[0] != '/') return;
+    add_top(fs::path(p).lexically_normal().string());
+    std::error_code ec;
+    auto c = fs::weakly_canonical(p, ec);
+    if (!ec) add_top(c.string());
+  };
+  for (const auto& p : paths) add(p);
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string kv = *e;
+    size_t eq = kv.find('=');
+    if (kv.rfind("O2_", 0) != 0 || eq == std::string::npos) continue;
+    std::stringstream vs(kv.substr(eq + 1));
+    for (std::string v; std::getline(vs, v, ':');) add(v);
+  }
+  std::string out;
+  for (const auto& d : dirs) {
+    if (out.size() + d.size() > 1000) break;  // the kernel command line holds 2048
+    out += (out.empty() ? "" : ",") + d;
+  }
+  return out;
+}
+
 }  // namespace
 
 double timeout_scale() {
@@ -362,6 +403,9 @@ std::vector<std::string> Guest::qemu_argv() const {
       "o2.name=" +
       cfg_.name + " o2.agent=" + cfg_.agent + " o2.init=" + cfg_.init + " o2.moddir=" + k.moddir +
       " o2.live=" + top_dir();
+  std::string tmp_dirs =
+      host_tmp_dirs({k.dir, cfg_.agent, cfg_.init, cfg_.dir, top_dir(), build_dir()});
+  if (!tmp_dirs.empty()) append += " o2.hosttmp=" + tmp_dirs;
   for (const auto& p : cfg_.params) append += " " + p;
   std::vector<std::string> a = {
       "qemu-system-x86_64",
