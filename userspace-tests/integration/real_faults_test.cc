@@ -565,6 +565,84 @@ TEST_F(RealFaults, AMessageToAPausedPeerFailsWhenItsShareOfTheTransactionTimeout
   }
 }
 
+// LU-17480: a RoCE peer that answers ARP while its RDMA traffic is dropped
+// (a black hole: tc drops RoCEv2's UDP port 4791, siw's TCP connections to
+// o2lnd's port 987, on the peer's eth0 ingress) took o2iblnd over 4 minutes
+// to fail a connect and hung lustre_rmmod.  o2lnd, with a transaction
+// timeout of 13 s (4 s per attempt): the message fails when its attempt's
+// time is up; an unload while a connect to the hole is under way returns
+// at once; once the traffic passes again, the next attempt connects.  Then
+// the other case: the connection was made and the data is dropped
+// afterwards (what the stall detector is for, here on a real link): the
+// message fails, and the link heals once the drop ends.
+TEST_F(RealFaults, ABlackHoledPeerFailsConnectsAtTheirDeadlineAndIsReachedOnceItIsBack) {
+  Guest& g1 = guest("g1");
+  Guest& g2 = guest("g2");
+  const std::string params = "timeout=0 retry_count=2 lnet_transaction_timeout=13";
+  const std::string match = transport() == "siw"
+                                ? "match ip protocol 6 0xff match ip dport 987 0xffff"
+                                : "match ip protocol 17 0xff match ip dport 4791 0xffff";
+  const std::string hole_on =
+      "tc qdisc add dev eth0 clsact && tc filter add dev eth0 ingress "
+      "protocol ip prio 1 u32 " +
+      match + " action drop";
+  const std::string hole_off = "tc qdisc del dev eth0 clsact";
+  auto timed_ping = [&](double* took) {
+    auto t0 = std::chrono::steady_clock::now();
+    RunResult p = o2ctl(g1, std::string("ping ") + kG2 + " --timeout 60", 120);
+    *took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return p;
+  };
+  for (Guest* g : {&g1, &g2}) {
+    RunResult r = insmod_with(*g, kNet, params);
+    ASSERT_TRUE(r.ok()) << g->name() << ": " << r.out << bed().test_log();
+  }
+  RunResult on = run(g2, hole_on);
+  ASSERT_TRUE(on.ok()) << on.out;
+
+  double took = 0;
+  RunResult p = timed_ping(&took);
+  EXPECT_NE(p.status, 0) << "a black-holed peer answered:\n" << p.out;
+  EXPECT_GE(took, 3.5) << "it failed before its attempt's time was up\n" << p.out;
+  EXPECT_LT(took, 13) << "the connect outlived its attempt's share\n" << p.out;
+  figure("ping_to_black_holed_peer_failed_after_s", fmt1(took));
+  // a black hole, not a dead node: the peer answered ARP
+  RunResult nb = run(g1, "ip neigh show 192.168.1.2 dev eth0");
+  EXPECT_NE(nb.out.find("lladdr"), std::string::npos) << "the peer did not answer ARP\n" << nb.out;
+
+  // an unload while a connect to the hole is under way (the ping gives up
+  // after 1 s; the connect's phase deadline is 5 s)
+  RunResult bg = o2ctl(g1, std::string("ping ") + kG2 + " --timeout 1", 30);
+  EXPECT_NE(bg.status, 0) << bg.out;
+  RunResult rm = rmmod(g1, 60);
+  EXPECT_TRUE(rm.ok()) << rm.out;
+  EXPECT_LT(rm.seconds, 10) << "rmmod waited for a connect to a black hole";
+  figure("rmmod_during_connect_to_black_holed_peer_s", fmt1(rm.seconds));
+
+  RunResult off = run(g2, hole_off);
+  ASSERT_TRUE(off.ok()) << off.out;
+  RunResult r = insmod_with(g1, kNet, params);
+  ASSERT_TRUE(r.ok()) << r.out;
+  expect_ping_ok(g1, kG2, "--timeout 20");
+
+  // connected; now the data is dropped
+  on = run(g2, hole_on);
+  ASSERT_TRUE(on.ok()) << on.out;
+  p = timed_ping(&took);
+  EXPECT_NE(p.status, 0) << "a ping crossed a black hole:\n" << p.out;
+  EXPECT_LT(took, 30) << p.out;
+  figure("ping_over_a_connection_gone_black_failed_after_s", fmt1(took));
+  off = run(g2, hole_off);
+  ASSERT_TRUE(off.ok()) << off.out;
+  // the next attempt connects: within two attempts' time
+  bool back = false;
+  for (int i = 0; i < 3 && !back; i++) {
+    back = o2ctl(g1, std::string("ping ") + kG2 + " --timeout 10", 30).ok();
+  }
+  EXPECT_TRUE(back) << "the peer was not reached once the drop ended";
+  for (Guest* g : {&g1, &g2}) expect_unload_frees_rdma(*g);
+}
+
 // bench-faults (make bench-faults; not in make check): throughput and RPC
 // rate at 0, 0.1, 1 and 5% netem loss on g2, in one boot, as ratios to the
 // lossless figure, beside ib_write_bw (perftest, rdma_cm, the same link and
