@@ -3,24 +3,28 @@
  * o2lnd: the module's base header: its version, constants and
  * parameters, and the map of the whole module below.
  *
- * Layers (docs/ARCHITECTURE.md; scripts/o2-layers.py checks calls and
- * includes), one folder each:
- *   module/lnet/ (lnet.h)  LNet: ni.c lnet.c ping.c bulk.c selftest.c
- *                          router.c views.c ctl.c
+ * Layers (docs/design/architecture.md; scripts/o2-layers.py checks calls
+ * and includes), one folder each:
+ *   module/lnet/ (lnet.h)  LNet: ni.c lnet.c ping.c discovery.c
+ *                          pending.c bulk.c selftest.c router.c views.c
+ *                          ctl.c
  *   module/lnd/ (lnd.h)    the LND: cm.c conn.c connd.c tx.c rx.c dev.c
  *                          mr.c peer.c
  *   module/ (this header)  pure units below both, driven by KUnit:
  *                          wire.c credits.c state.c nid.c route.c
- *                          fault.c params.c trace.c; and main.c on top
+ *                          health.c fault.c params.c trace.c; and main.c
+ *                          on top
  *   LNet calls the LND by name; the LND calls LNet only through o2_up
  *   (struct o2_lnet_ops, lnd.h) and a tx's done callback, and never
  *   includes lnet.h.
  *
  * Objects and their lifetimes
- *   o2_ni    one per (net, interface); created at load, freed at unload
- *            after every peer and conn of it is gone (refcount_t @ref).
+ *   o2_ni    one per (net, interface); created at load or by NET_ADD,
+ *            freed at unload or NET_DEL after every peer and conn of it
+ *            is gone (refcount_t @ref).
  *   o2_peer  one per remote NID per NI, in the NI's peer table; kref held
- *            by the table and by each of its conns.
+ *            by the table, by each of its conns, by each tx LNet sends
+ *            to it (tx->peer) and by connd while it starts a reconnect.
  *   o2_conn  one RC connection; kref held by the peer's conn list (until
  *            close hands it to connd), by connd's teardown work and by
  *            short-lived users (launch, deadline scan).
@@ -67,12 +71,15 @@
  *   ni->lock (peer table, peer fields and peer conn lists)
  *     -> ni->conns_lock (every conn of the NI, any state: the views)
  *     -> conn->lock (conn state, credits, tx queues)
- *   The two mutexes are never held together, nor with a spinlock.
+ *   The two mutexes nest only in that order (NET_SHOW's MR figures,
+ *   views.c), never with a spinlock held.
  *   the pending table's lock (lnet/pending.c: pings, selftest RPCs and
  *   bulk exchanges waiting for an answer), ni->tx_pool_lock (an NI's
- *   released txs), o2_fault_lock (fault rules) and
- *   o2_rtr_lock (router buffers and credits; taken under ni->lock by
- *   PEER_SHOW) are leaves: nothing is taken under them.
+ *   released txs), o2_fault_lock (fault rules), o2_rtr_lock (router
+ *   buffers and credits; taken under ni->lock by PEER_SHOW),
+ *   dev->mr_lock (mr.c), o2_pset_lock (bulk.c), o2_lpeers_lock
+ *   (discovery.c), o2_port_waits_lock and o2_connd_kick_lock (connd.c)
+ *   are leaves: nothing is taken under them.
  *
  * A cm_id is never destroyed inside its own CM callback: the handler
  * returns 0 and connd destroys it, except for a refused CONNECT_REQUEST,

@@ -3,7 +3,7 @@
 
 usage: o2-layers.py [--graph] MODULE_DIR
 
-The layer of a file is its folder, as docs/ARCHITECTURE.md describes:
+The layer of a file is its folder, as docs/design/architecture.md describes:
 
   root   module/main.c     load and unload; may call anything
   lnet   module/lnet/      LNet: NIs, sends and credits, health, ping, bulk,

@@ -74,7 +74,7 @@
 #      O2_DEBUG_SCALE (O2_TIMEOUT_SCALE of stage 12, default 5),
 #      O2_BUDGET_FRESH / O2_BUDGET_WARM (s, default 4500 / 2700: printed
 #        against the total, never a verdict),
-#      and what the test bed reads (O2_CACHE, ...: testbed/README.md).
+#      and what the test bed reads (O2_CACHE, ...: docs/testing.md).
 set -uo pipefail
 TOP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${BUILD:-$TOP/build}"

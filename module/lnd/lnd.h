@@ -204,7 +204,7 @@ struct o2_bulk_owner {
  *	shut down (READ_ONCE; written under o2_nis_mutex)
  * @link_down: its port is down (link lost): DOWN in our ping info and no
  *	sends until it is back (o2_nis_link_check(), o2_nis_mutex)
- * @shutdown: module unload in progress
+ * @shutdown: the NI is going (unload, NET_DEL) or not listening yet
  * @health: its LNet Health, 0..O2_HEALTH_MAX: lowered by failures blamed
  *	on it, raised by successes, 0 while detached (lnet/discovery.c)
  * @probe_at: while it is unhealthy, jiffies of its next recovery step
@@ -281,7 +281,7 @@ struct o2_ni {
 /**
  * struct o2_peer - a remote NID seen from one NI
  * @node: in ni->peers
- * @ref: references (table, conns)
+ * @ref: references (table, conns, txs sent to it, connd's reconnect)
  * @ni: our NI
  * @nid: the peer's NID
  * @conns: its conns that are not closing (ni->lock)
@@ -767,8 +767,8 @@ unsigned long o2_connect_timeout(void);
  *	conns and let go of it
  *
  * Set once at load (o2_up) before any NI starts.  Every call is from
- * process or softirq context without o2lnd locks held, except where a
- * member says otherwise.
+ * process context without o2lnd locks held, except where a member says
+ * otherwise.
  */
 struct o2_lnet_ops {
 	void (*peer_init)(struct o2_peer *peer);

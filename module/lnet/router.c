@@ -10,8 +10,8 @@
  * its peer's router credit, then a credit of its pool; short of either,
  * it waits (the credit goes below zero, LNet's lpni_rtrq and rbp_msgs).
  *
- * What o2lnd does that LNet does not (the router OOM of ../ANCHORS.md,
- * failure 2):
+ * What o2lnd does that LNet does not (the router OOM of
+ * docs/design/routing.md):
  *   - A waiting IMMEDIATE message holds its receive buffer (that is the
  *     back-pressure on its sender) but never its connection: when the
  *     connection closes, o2_rtr_conn_closed() releases its waiting

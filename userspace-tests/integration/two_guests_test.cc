@@ -1,5 +1,5 @@
-// Scenarios on two guests linked by a virtio-net pair (unix datagram
-// sockets on the host): g1 eth0 192.168.1.1 <-> g2 eth0 192.168.1.2,
+// Scenarios on two guests linked by a virtio-net pair (UDP sockets on
+// 127.0.0.1 on the host): g1 eth0 192.168.1.1 <-> g2 eth0 192.168.1.2,
 // rxe0 on each eth0 (siw0 with O2_TRANSPORT=siw).
 #include <algorithm>
 #include <string>
