@@ -1,6 +1,11 @@
 # o2lnd top-level Makefile.
 #
 #   make            build o2lnd.ko (against KDIR) and the C++ userspace
+#   make install    o2ctl and the manual pages (o2ctl.8, o2lnd.4) into
+#                   $(DESTDIR)$(PREFIX) (PREFIX default /usr/local), built
+#                   without the tests (no GoogleTest needed) in
+#                   INSTALL_BUILD (default $(BUILD)-install); the
+#                   module installs through DKMS (docs/admin-guide.md)
 #   make run        set up the test bed, boot two guests on Soft-RoCE, ping
 #   make check      the whole test suite, setup and builds included; ends
 #                   with the stage times against the budget and
@@ -58,7 +63,7 @@ BUILD ?= $(TOP)/build
 JOBS ?= $(shell nproc)
 O2_W ?= 1
 
-.PHONY: all module userspace setup run check distclean bench-recovery bench-msg bench-bulk bench-routing bench-faults bench-vs-o2iblnd bench-soak clean tidy format checkpatch
+.PHONY: all module userspace install setup run check distclean bench-recovery bench-msg bench-bulk bench-routing bench-faults bench-vs-o2iblnd bench-soak clean tidy format checkpatch
 
 all: module userspace
 
@@ -75,6 +80,20 @@ userspace:
 	cmake -S $(TOP) -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		$(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE)) >/dev/null
 	CCACHE_DIR=$(O2_CACHE)/ccache CCACHE_BASEDIR=$(TOP) CCACHE_NOHASHDIR=1 cmake --build $(BUILD) -j$(JOBS)
+
+# The product alone: o2ctl (libo2lnd linked in statically) and the manual
+# pages, configured with O2LND_BUILD_TESTS=OFF in a build tree of its own,
+# so neither GoogleTest nor yaml-cpp is needed and $(BUILD) is left as is.
+# Beside $(BUILD), at its depth in the tree, ccache finds what
+# `make userspace` compiled (it hashes paths relative to the build folder).
+PREFIX ?= /usr/local
+INSTALL_BUILD ?= $(BUILD)-install
+install:
+	cmake -S $(TOP) -B $(INSTALL_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DO2LND_BUILD_TESTS=OFF \
+		-DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+		$(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE)) >/dev/null
+	CCACHE_DIR=$(O2_CACHE)/ccache CCACHE_BASEDIR=$(TOP) CCACHE_NOHASHDIR=1 cmake --build $(INSTALL_BUILD) -j$(JOBS) --target o2ctl
+	DESTDIR=$(DESTDIR) cmake --install $(INSTALL_BUILD) --prefix $(PREFIX)
 
 setup:
 	$(TOP)/testbed/setup.sh
@@ -110,7 +129,7 @@ format:
 	clang-format -i $$(git -C $(TOP) ls-files '*.cc' '*.h' | grep -v '^module/\|^kunit/\|^include/')
 
 tidy: userspace
-	run-clang-tidy -p $(BUILD) -quiet '$(TOP)/(o2ctl|userspace-tests|testbed)/.*\.cc$$'
+	run-clang-tidy -p $(BUILD) -quiet '$(TOP)/(lib|o2ctl|userspace-tests|testbed)/.*\.cc$$'
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
