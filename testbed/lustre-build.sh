@@ -51,6 +51,11 @@
 #   version                  e.g. "2.15.8 (lustre-release-2.15.8.tar.xz)"
 #   series                   major.minor of that version: 2.15, 2.16, 2.17
 #   release                  the kernel release the modules are for
+#   sdk/                     what an out-of-tree LND builds against: the
+#                            tree's config.h, include folders and
+#                            Module.symvers, lustre.mk (its Kbuild flags);
+#                            check/: Lustre's own LND built out of tree
+#                            against sdk/ alone (loaded by an Interop test)
 #
 # One build per key at a time (flock on <folder>.lock); builds of other
 # keys (another tree, another kernel) do not wait for it.
@@ -249,6 +254,77 @@ for t in lnet/utils/.libs/lnetctl lnet/utils/.libs/lst lustre/utils/.libs/lctl; 
 	EOF
 	chmod +x "$stage/bin/$b"
 done
+# ---------------------------------------------------------------- sdk/
+# What an out-of-tree LND needs to build against this build (o2lnd under
+# Lustre's own LNet): the flags Lustre compiled its own LND with that name
+# files of the tree (-I DIR, -include FILE: config.h, undef.h, the include
+# folders; read from kbuild's record of the o2iblnd.o command), those files
+# under sdk/ at the same relative paths, and the build's Module.symvers.
+# sdk/lustre.mk sets them for a Kbuild file (LUSTRE_SDK: that folder).
+# The proof: Lustre's own LND sources built out of tree against sdk/ alone
+# (sdk/check/, the same module name), which the Interop suites load in
+# place of ko/ko2iblnd.ko.
+o2ib_cmd="$tmp/src/$o2ib_dir/.o2iblnd.o.cmd"
+[[ -f "$o2ib_cmd" ]] || die "no $o2ib_dir/.o2iblnd.o.cmd: cannot tell how Lustre built its LND"
+sdk="$stage/sdk"
+mkdir -p "$sdk"
+sdk_flags=()
+read -ra cmd_words < <(sed -n 's/^\(savedcmd\|cmd\)_[^ ]* := //p' "$o2ib_cmd" | head -1)
+for ((i = 0; i < ${#cmd_words[@]}; i++)); do
+	w=${cmd_words[i]}
+	path= flag=
+	if [[ "$w" == -I"$tmp/src"/* ]]; then
+		path=${w#-I} flag=-I
+	elif [[ "$w" == -I && "${cmd_words[i + 1]:-}" == "$tmp/src"/* ]]; then
+		path=${cmd_words[i + 1]} flag=-I
+		i=$((i + 1))
+	elif [[ "$w" == -include && "${cmd_words[i + 1]:-}" == "$tmp/src"/* ]]; then
+		path=${cmd_words[i + 1]} flag=-include
+		i=$((i + 1))
+	fi
+	[[ -n "$path" && -e "$path" ]] || continue
+	rel=${path#"$tmp/src"/}
+	rel=${rel%/}
+	[[ "$rel" == "$o2ib_dir" ]] && continue  # the LND's own folder
+	mkdir -p "$sdk/$(dirname "$rel")"
+	if [[ -d "$path" ]]; then  # merged: a folder may hold one copied before
+		mkdir -p "$sdk/$rel" && cp -a "$path/." "$sdk/$rel/"
+	else
+		cp "$path" "$sdk/$rel"
+	fi
+	sdk_flags+=("$flag\$(LUSTRE_SDK)/$rel")
+done
+sdk_flags=("${sdk_flags[@]/#-include/-include }")
+[[ -f "$sdk/config.h" ]] || die "Lustre's LND was not built with -include config.h ($o2ib_cmd)"
+grep -q 'lnet_register_lnd' "$tmp/src/Module.symvers" 2>/dev/null ||
+	die "no Module.symvers exporting lnet_register_lnd at the top of the build"
+cp "$tmp/src/Module.symvers" "$sdk/Module.symvers"
+{
+	echo "# Kbuild flags of a module built against the Lustre build in this"
+	echo "# folder (testbed/lustre-build.sh): set LUSTRE_SDK to it first."
+	echo "ccflags-y += ${sdk_flags[*]}"
+	echo 'ccflags-y += $(call cc-option, -Wno-format-truncation)'
+	echo 'ccflags-y += $(call cc-option, -Wno-stringop-truncation)'
+	echo 'ccflags-y += $(call cc-option, -Wno-stringop-overflow)'
+	echo 'KBUILD_EXTRA_SYMBOLS += $(LUSTRE_SDK)/Module.symvers'
+} > "$sdk/lustre.mk"
+check="$sdk/check"
+mkdir -p "$check"
+cp "$tmp/src/$o2ib_dir"/*.[ch] "$check/"
+rm -f "$check"/*.mod.c  # kbuild's, of the in-tree build
+o2ib_mod=$(basename "$o2ib_ko" .ko)
+{
+	echo "LUSTRE_SDK := $OUT/sdk"
+	echo 'include $(LUSTRE_SDK)/lustre.mk'
+	echo "obj-m := $o2ib_mod.o"
+	echo "$o2ib_mod-objs := $(cd "$check" && ls ./*.c | sed 's|^\./||; s/\.c$/.o/' | paste -sd' ')"
+} > "$check/Kbuild"
+# (LUSTRE_SDK on make's command line: sdk/ is still in the staging folder)
+step "Lustre's LND out of tree against sdk/" make -C "$HDRS_ARCH" M="$check" LUSTRE_SDK="$sdk" modules
+[[ -f "$check/$o2ib_mod.ko" ]] || die "the out-of-tree build against sdk/ made no $o2ib_mod.ko"
+[[ "$(modinfo -F vermagic "$check/$o2ib_mod.ko")" == "$REL "* ]] || die "sdk/check/$o2ib_mod.ko is not for $REL"
+(cd "$check" && rm -f ./*.o ./.*.cmd ./*.mod ./*.mod.c ./modules.order ./Module.symvers)
+
 # every library a tool needs must resolve
 if LD_LIBRARY_PATH="$stage/lib" ldd "$stage"/bin/.real/* | grep -q 'not found'; then
 	LD_LIBRARY_PATH="$stage/lib" ldd "$stage"/bin/.real/* | grep 'not found' >&2

@@ -5,6 +5,7 @@
 #
 #   lustre-node.sh DIR up NETWORKS [LNET_PARAM...] [-- KO2IBLND_PARAM...]
 #       e.g. lustre-node.sh $dir up 'o2ib0(eth0)' -- peer_credits=16
+#       (the LND from O2_LUSTRE_LND_KO when it is set)
 #       loads what DIR/ko/*.ko need (modprobe), libcfs, lnet networks=...,
 #       ko2iblnd, lnet_selftest, then `lnetctl lnet configure --all`; prints
 #       the node's NIDs (`lctl list_nids`)
@@ -35,9 +36,12 @@ dir=${1:?usage: lustre-node.sh DIR up|down|loaded|brw|bench ...}
 cmd=${2:?usage: lustre-node.sh DIR up|down|loaded|brw|bench ...}
 shift 2
 say() { echo "lustre-node: $*" >&2; }
-# ko/ko2iblnd.ko's module name: ko2iblnd, but in_kernel_ko2iblnd on 2.16
-# (its in-kernel-ko2iblnd.ko, which 2.16 itself installs as ko2iblnd.ko)
-lnd=$(modinfo -F name "$dir/ko/ko2iblnd.ko" 2>/dev/null)
+# The LND: ko/ko2iblnd.ko, or the module O2_LUSTRE_LND_KO names (e.g.
+# DIR/sdk/check/*.ko, Lustre's LND built out of tree against DIR/sdk/).
+# Its module name: ko2iblnd, but in_kernel_ko2iblnd on 2.16 (its
+# in-kernel-ko2iblnd.ko, which 2.16 itself installs as ko2iblnd.ko)
+lnd_ko=${O2_LUSTRE_LND_KO:-$dir/ko/ko2iblnd.ko}
+lnd=$(modinfo -F name "$lnd_ko" 2>/dev/null)
 lnd=${lnd:-ko2iblnd}
 mods=(lnet_selftest "$lnd" lnet libcfs)
 
@@ -119,7 +123,7 @@ up)
 	insmod "$dir/ko/libcfs.ko" || { say "insmod libcfs failed"; exit 1; }
 	insmod "$dir/ko/lnet.ko" networks="$networks" "${lparams[@]}" ||
 		{ say "insmod lnet networks=$networks ${lparams[*]} failed"; down; exit 1; }
-	insmod "$dir/ko/ko2iblnd.ko" "${oparams[@]}" ||
+	insmod "$lnd_ko" "${oparams[@]}" ||
 		{ say "insmod ko2iblnd ${oparams[*]} failed"; down; exit 1; }
 	insmod "$dir/ko/lnet_selftest.ko" || { say "insmod lnet_selftest failed"; down; exit 1; }
 	timeout 120 "$dir/bin/lnetctl" lnet configure --all ||

@@ -697,6 +697,42 @@ TEST_F(Interop, NidPairWhereBothSidesYieldLosesNoMessage) {
          std::to_string(t.lustre_215_unset_deadlines));
 }
 
+// The Lustre build keeps what an out-of-tree LND builds against (sdk/:
+// the tree's config.h and include folders, Module.symvers, lustre.mk;
+// testbed/lustre-build.sh), as o2lnd under Lustre's own LNet will
+// (docs/design/lustre-lnd.md).  The proof that it is enough: Lustre's own
+// LND, built out of tree against sdk/ alone (sdk/check/), is the one
+// loaded (its build ID, not ko/'s) under the kept lnet.ko, and carries
+// Lustre's pings with o2lnd both ways.
+TEST_F(Interop, AnLndBuiltOutOfTreeAgainstTheKeptLustreBuildCarriesItsPings) {
+  Guest& lu = guest("g1");
+  Guest& o2 = guest("g2");
+  std::string ko;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(dir_) / "sdk" / "check", ec)) {
+    if (e.path().extension() == ".ko") ko = e.path().string();
+  }
+  ASSERT_FALSE(ko.empty()) << "no sdk/check/*.ko in " << dir_;
+  RunResult up =
+      run(lu, "O2_LUSTRE_LND_KO=" + sh_quote(ko) + " " + node("up " + sh_quote(kNet)), 180);
+  if (!up.ok()) bed().reboot_before_next_test();
+  ASSERT_TRUE(up.ok()) << up.out;
+  const std::string name = lines_of(run(lu, "modinfo -F name " + sh_quote(ko)).out).at(0);
+  auto build_id = [&](const std::string& file) {
+    return run(lu, "readelf -n " + sh_quote(file) + " | sed -n 's/.*Build ID: //p'").out;
+  };
+  RunResult loaded = run(lu, "od -An -tx1 -v /sys/module/" + name +
+                                 "/notes/.note.gnu.build-id | tr -d ' \\n' | tail -c 40; echo");
+  ASSERT_TRUE(loaded.ok()) << loaded.out;
+  EXPECT_EQ(loaded.out, build_id(ko)) << name << " is not the module built against sdk/";
+  EXPECT_NE(loaded.out, build_id(dir_ + "/ko/ko2iblnd.ko")) << "the two builds are alike";
+  ASSERT_TRUE(insmod(o2, kNet).ok());
+  std::string out;
+  EXPECT_TRUE(lctl_ping(lu, kO2lnd, &out)) << out;
+  EXPECT_TRUE(lnetctl_ping(lu, kO2lnd, &out)) << out;
+  EXPECT_TRUE(o2_ping(o2, kLustre0, &out)) << out;
+}
+
 // A Lustre node taken down after traffic with o2lnd, again and again
 // (20 rounds against 2.15, whose node once panicked here, 5 against the
 // others; O2_LUSTRE_DOWN_ROUNDS sets it): LNet up, pings both ways with
