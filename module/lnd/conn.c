@@ -394,9 +394,9 @@ void o2_peer_grow_backoff_locked(struct o2_peer *peer)
  * o2_peer_wants_conn_locked() - should we open one more conn to @peer?
  * @peer: the peer; caller holds ni->lock
  *
- * conns_per_peer: o2_peer_wants_conn() on its conns, and not while a
- * failed extra connect's backoff runs, a reconnect is scheduled or the
- * NI stops.
+ * conns_per_peer: o2_peer_wants_conn() on its conns (a race's surplus
+ * conn not counted: it closes once quiet), and not while a failed extra
+ * connect's backoff runs, a reconnect is scheduled or the NI stops.
  *
  * Return: true if an extra active connect may start now.
  */
@@ -411,6 +411,8 @@ bool o2_peer_wants_conn_locked(struct o2_peer *peer)
 	    (peer->grow_backoff_ms && time_before(jiffies, peer->grow_at)))
 		return false;
 	list_for_each_entry(conn, &peer->conns, peer_list) {
+		if (conn->surplus)
+			continue;	/* a race's leftover: closes when quiet */
 		if (READ_ONCE(conn->state) == O2_CONN_ESTABLISHED) {
 			established++;
 			active += conn->active;

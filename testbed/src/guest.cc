@@ -702,6 +702,16 @@ void Guest::resume() {
 }
 
 bool Guest::connect_agent() {
+  // The last connection's reader has ended (connected_ is false only once
+  // it has, or after disconnect()): a guest that rebooted by itself (a
+  // panic, panic=-1) is reached again on a new connection.  Join it and
+  // close its socket first: assigning a joinable std::thread terminates.
+  if (reader_.joinable()) reader_.join();
+  {
+    std::lock_guard lk(mu_);
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
   sockaddr_un sa{};
