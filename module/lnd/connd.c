@@ -272,28 +272,43 @@ static bool o2_conn_wants_keepalive(struct o2_conn *conn, unsigned long now)
 	return want;
 }
 
-#define O2_KEEPALIVE_BATCH	16
+#define O2_CONND_BATCH	16
 
 /*
- * Send keepalive NOOPs on the NI's idle conns (and nudges, above), at
- * most O2_KEEPALIVE_BATCH per scan (the rest wait for the next one).
+ * Up to O2_CONND_BATCH of the NI's conns for which @want(conn, @now)
+ * holds, each referenced, in @out (the rest wait for the next scan).
+ * Return: how many.
  */
-static void o2_connd_keepalives(struct o2_ni *ni)
+static int o2_connd_collect(struct o2_ni *ni,
+			    bool (*want)(struct o2_conn *, unsigned long),
+			    unsigned long now, struct o2_conn **out)
 {
-	struct o2_conn *conn, *idle[O2_KEEPALIVE_BATCH];
-	unsigned long now = jiffies;
-	int i, n = 0;
+	struct o2_conn *conn;
+	int n = 0;
 
 	spin_lock(&ni->conns_lock);
 	list_for_each_entry(conn, &ni->conns, ni_list) {
-		if (n == O2_KEEPALIVE_BATCH)
+		if (n == O2_CONND_BATCH)
 			break;
-		if (o2_conn_wants_keepalive(conn, now)) {
+		if (want(conn, now)) {
 			kref_get(&conn->ref);
-			idle[n++] = conn;
+			out[n++] = conn;
 		}
 	}
 	spin_unlock(&ni->conns_lock);
+	return n;
+}
+
+/*
+ * Send keepalive NOOPs on the NI's idle conns (and nudges, above), at
+ * most O2_CONND_BATCH per scan.
+ */
+static void o2_connd_keepalives(struct o2_ni *ni)
+{
+	struct o2_conn *idle[O2_CONND_BATCH];
+	int i, n;
+
+	n = o2_connd_collect(ni, o2_conn_wants_keepalive, jiffies, idle);
 	for (i = 0; i < n; i++) {
 		o2_conn_check_sends(idle[i]);
 		o2_conn_put(idle[i]);
@@ -476,27 +491,23 @@ static bool o2_conn_surplus_due(struct o2_conn *conn, unsigned long now)
 	return due;
 }
 
+/* Is @conn a race's surplus conn (o2_connd_collect())? */
+static bool o2_conn_is_surplus(struct o2_conn *conn, unsigned long now)
+{
+	return READ_ONCE(conn->surplus);
+}
+
 /*
  * Close the NI's surplus conns that have gone quiet (a race left them
- * beside another; o2_cm_established()), at most O2_KEEPALIVE_BATCH per
- * scan.
+ * beside another; o2_cm_established()), at most O2_CONND_BATCH per scan.
  */
 static void o2_connd_surplus(struct o2_ni *ni)
 {
-	struct o2_conn *conn, *spare[O2_KEEPALIVE_BATCH];
+	struct o2_conn *spare[O2_CONND_BATCH];
 	unsigned long now = jiffies;
-	int i, n = 0;
+	int i, n;
 
-	spin_lock(&ni->conns_lock);
-	list_for_each_entry(conn, &ni->conns, ni_list) {
-		if (n == O2_KEEPALIVE_BATCH)
-			break;
-		if (READ_ONCE(conn->surplus)) {
-			kref_get(&conn->ref);
-			spare[n++] = conn;
-		}
-	}
-	spin_unlock(&ni->conns_lock);
+	n = o2_connd_collect(ni, o2_conn_is_surplus, now, spare);
 	for (i = 0; i < n; i++) {
 		if (o2_conn_surplus_due(spare[i], now))
 			o2_conn_close(spare[i], -EALREADY);
