@@ -373,8 +373,7 @@ int lustre_215_tx_timeouts(const std::string& dmesg, const std::string& nid) {
       ASSERT_GE(add_fault(o2, "cm-delay connect_request --delay 1500 --count 1"), 0);              \
     }                                                                                              \
     std::string lout, oout;                                                                        \
-    const int timeouts0 =                                                                          \
-        series_ == "2.15" ? lustre_215_tx_timeouts(run(lu, "dmesg").out, onid) : 0;                \
+    const int timeouts0 = tx_timeouts_215(lu, onid); /* -1: not 2.15 */                            \
     /* unforced: both pings wait for one file on the shared project */                             \
     /* folder (uncached in the guests): they start within ms */                                    \
     fs::path go =                                                                                  \
@@ -412,8 +411,7 @@ int lustre_215_tx_timeouts(const std::string& dmesg, const std::string& nid) {
     bool la = a.get();                                                                             \
     bool ob = b.get();                                                                             \
     fs::remove(go);                                                                                \
-    if (!la && series_ == "2.15" &&                                                                \
-        lustre_215_tx_timeouts(run(lu, "dmesg").out, onid) > timeouts0) {                          \
+    if (!la && timeouts0 >= 0 && tx_timeouts_215(lu, onid) > timeouts0) {                          \
       printf(                                                                                      \
           "[ known    ] Lustre 2.15 failed its ping's message waiting for the connection: "        \
           "\"Timed out tx\" without a deadline (lustre_215_tx_timeouts())\n");                     \
