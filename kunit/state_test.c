@@ -155,6 +155,23 @@ static void only_the_connecting_side_opens_more_conns(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, o2_peer_wants_conn(2, 1, 0, 4, true));
 }
 
+/*
+ * A send and connd's scan both decided to connect a peer: the second to
+ * get the lock finds the first's connect under way, or already refused
+ * for good (its messages failed) or backing off, and starts none.
+ */
+static void a_first_connect_starts_only_for_waiting_messages(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, o2_peer_connect_due(false, false, true));
+	/* a connect is under way: the messages go on its conn */
+	KUNIT_EXPECT_FALSE(test, o2_peer_connect_due(true, false, true));
+	/* refused for good: the messages failed, none wait */
+	KUNIT_EXPECT_FALSE(test, o2_peer_connect_due(false, true, false));
+	KUNIT_EXPECT_FALSE(test, o2_peer_connect_due(false, false, false));
+	/* BACKOFF: the messages wait for the scheduled reconnect */
+	KUNIT_EXPECT_FALSE(test, o2_peer_connect_due(false, true, true));
+}
+
 /* the conns of a device take its completion vectors in turn */
 static void cqs_take_the_completion_vectors_in_turn(struct kunit *test)
 {
@@ -453,6 +470,7 @@ static struct kunit_case o2_retry_cases[] = {
 	KUNIT_CASE(phase_timeout_is_a_tenth_of_long_timeouts),
 	KUNIT_CASE(cqs_take_the_completion_vectors_in_turn),
 	KUNIT_CASE(only_the_connecting_side_opens_more_conns),
+	KUNIT_CASE(a_first_connect_starts_only_for_waiting_messages),
 	KUNIT_CASE(teardown_waits_only_for_a_cm_message_on_a_down_port),
 	KUNIT_CASE(teardown_never_waits_for_a_removed_device_or_an_unload),
 	KUNIT_CASE(param_reject_adopts_smaller_params_once),

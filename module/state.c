@@ -323,6 +323,26 @@ int o2_comp_vector_pick(u32 seq, int nvec)
 }
 
 /**
+ * o2_peer_connect_due() - does a peer need its first connect now?
+ * @has_conns: it has a conn in any state (one connecting, too)
+ * @reconnect: a reconnect is scheduled (BACKOFF, or a retry after a
+ *	reject): its waiting messages wait for that
+ * @waiting: messages of ours wait for a conn
+ *
+ * A send and connd's scan each decide this under ni->lock, and
+ * o2_conn_start_active() decides it again under the lock once it has
+ * allocated the conn: between the two, a connect of the other may have
+ * started, been rejected for good and failed the waiting messages, or
+ * put the peer in BACKOFF.  Then there is nothing to connect for.
+ *
+ * Return: true if a connect should start.
+ */
+bool o2_peer_connect_due(bool has_conns, bool reconnect, bool waiting)
+{
+	return !has_conns && !reconnect && waiting;
+}
+
+/**
  * o2_peer_wants_conn() - may a peer get one more conn, opened by us?
  * @established: its established conns
  * @active: how many of those we opened

@@ -87,6 +87,7 @@ unsigned int o2_jitter(unsigned int ms, u32 rnd);
 bool o2_conn_transition_ok(enum o2_conn_state from, enum o2_conn_state to);
 unsigned long o2_phase_timeout(int timeout_s);
 int o2_comp_vector_pick(u32 seq, int nvec);
+bool o2_peer_connect_due(bool has_conns, bool reconnect, bool waiting);
 bool o2_peer_wants_conn(int established, int active, int others, int want,
 			bool self);
 bool o2_teardown_waits_for_port(bool cm_message, bool port_down,

@@ -53,6 +53,32 @@ loaded() {
 	return 1
 }
 
+# bounded SECS WHAT CMD...: CMD, its output on stderr, waited for at most
+# SECS.  A step that is still running then is stuck in the kernel (an
+# rmmod or an ioctl in an uninterruptible wait, which no signal ends): it
+# is left behind and named, with its kernel stack, the blocked tasks
+# (sysrq w, into the kernel log) and the last kernel lines, so that a
+# hang says where it is.  Return: CMD's status, 124 when stuck.
+bounded() {
+	local secs=$1 what=$2 pid t
+	shift 2
+	"$@" >&2 &
+	pid=$!
+	for ((t = 0; t < secs * 10; t++)); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			wait "$pid"
+			return
+		fi
+		sleep 0.1
+	done
+	say "$what: still running after $secs s; its kernel stack:"
+	cat "/proc/$pid/stack" >&2 2>/dev/null
+	echo w > /proc/sysrq-trigger 2>/dev/null
+	say "the last kernel lines:"
+	dmesg | tail -n 40 >&2
+	return 124
+}
+
 # LNet shuts its NIs and peers down when its last user lets go of it:
 # the configure's own reference (`lnetctl lnet configure`) and
 # lnet_selftest's (LNetNIInit() at its load, LNetNIFini() at its unload).
@@ -62,33 +88,35 @@ loaded() {
 # `lnetctl lnet unconfigure` (2.17: netlink, else the ioctl), else `lctl
 # network down` (the same IOC_LIBCFS_UNCONFIGURE ioctl in every version,
 # for an lnetctl that cannot).  The NIs are gone when the LND ($lnd) is
-# free again (each NI of it holds a reference to the module); only then are the
-# rest unloaded.  Every step is bounded.
+# free again (each NI of it holds a reference to the module); only then
+# are the rest unloaded.  Every step is bounded (bounded()).
 down() {
-	local out i m
+	local i m
 	if [[ -d /sys/module/lnet_selftest ]]; then
-		timeout 120 rmmod lnet_selftest || { say "rmmod lnet_selftest failed"; return 1; }
+		bounded 60 "rmmod lnet_selftest" rmmod lnet_selftest ||
+			{ say "rmmod lnet_selftest failed"; return 1; }
 	fi
 	if [[ -d /sys/module/lnet ]]; then
-		if ! out=$(timeout 120 "$dir/bin/lnetctl" lnet unconfigure 2>&1); then
-			say "lnetctl lnet unconfigure failed ($(tr '\n' ' ' <<<"$out" | cut -c1-200)); lctl network down"
-			timeout 120 "$dir/bin/lctl" network down > /dev/null 2>&1 ||
+		if ! bounded 60 "lnetctl lnet unconfigure" \
+			"$dir/bin/lnetctl" lnet unconfigure; then
+			say "lnetctl lnet unconfigure failed; lctl network down"
+			bounded 60 "lctl network down" "$dir/bin/lctl" network down ||
 				say "lctl network down failed too"
 		fi
 	fi
 	if [[ -d /sys/module/$lnd ]]; then
-		for ((i = 0; i < 60; i++)); do
+		for ((i = 0; i < 600; i++)); do
 			[[ $(cat "/sys/module/$lnd/refcnt" 2>/dev/null || echo 0) == 0 ]] && break
-			sleep 1
+			sleep 0.1
 		done
-		if [[ $i == 60 ]]; then
+		if [[ $i == 600 ]]; then
 			say "$lnd still in use after 60 s: LNet's NIs are not shut ($("$dir/bin/lctl" list_nids 2>&1 | tr '\n' ' '))"
 			return 1
 		fi
 	fi
 	for m in "${mods[@]}"; do
 		[[ -d /sys/module/$m ]] || continue
-		timeout 120 rmmod "$m" || { say "rmmod $m failed"; return 1; }
+		bounded 60 "rmmod $m" rmmod "$m" || { say "rmmod $m failed"; return 1; }
 	done
 	return 0
 }

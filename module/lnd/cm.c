@@ -85,11 +85,14 @@ static void o2_conn_connect_fn(struct work_struct *work)
  * sends queue behind it); connd creates the cm_id and resolves the
  * address.  The conn's teardown waits for this step (flush_work()).
  *
- * Callers decide to connect when @peer has no conn, under ni->lock, but
+ * Callers decide to connect (o2_peer_connect_due()) under ni->lock, but
  * call this after dropping it (the conn's allocation may sleep): a send
  * and connd's scan can both decide so for one peer.  The decision is
  * taken again here, under the lock: a peer that has a conn by now gets
- * no second one, and its waiting messages go on the conn it has.  An
+ * no second one, and its waiting messages go on the conn it has; a peer
+ * whose connect (the other caller's) was rejected for good or put it in
+ * BACKOFF meanwhile gets none either (its messages failed, or wait for
+ * the reconnect).  An
  * @extra connect (conns_per_peer, from connd's scan) starts only while
  * o2_peer_wants_conn_locked() holds.
  *
@@ -118,7 +121,9 @@ int o2_conn_start_active(struct o2_peer *peer, bool extra)
 		return -ENETDOWN;
 	}
 	if (extra ? !o2_peer_wants_conn_locked(peer) :
-		    !list_empty(&peer->conns)) {
+		    !o2_peer_connect_due(!list_empty(&peer->conns),
+					 peer->reconnect,
+					 !list_empty(&peer->tx_queue))) {
 		spin_unlock(&ni->lock);
 		o2_conn_put(conn);
 		return 0;

@@ -386,8 +386,10 @@ static bool o2_connd_scan_ni(struct o2_ni *ni)
 		 * reconnect whose delay expired, or messages left behind by
 		 * an aborted connect).
 		 */
-		if (!peer->reconnect && list_empty(&peer->conns) &&
-		    !list_empty(&peer->tx_queue) && !ni->shutdown) {
+		if (o2_peer_connect_due(!list_empty(&peer->conns),
+					peer->reconnect,
+					!list_empty(&peer->tx_queue)) &&
+		    !ni->shutdown) {
 			kref_get(&peer->ref);
 			reconnect = peer;
 			goto out;

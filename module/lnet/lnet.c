@@ -76,7 +76,8 @@ again:
 	if (!conn) {
 		list_add_tail(&tx->list, &peer->tx_queue);
 		/* in BACKOFF the tx waits: connd connects when it ends */
-		connect = list_empty(&peer->conns) && !peer->reconnect;
+		connect = o2_peer_connect_due(!list_empty(&peer->conns),
+					      peer->reconnect, true);
 		if (connect)
 			peer->addr_retries = 0;
 	}
