@@ -1,9 +1,9 @@
 # o2lnd top-level Makefile.
 #
 #   make            build o2lnd.ko (against KDIR) and the C++ userspace
-#   make install    o2ctl and the manual pages (o2ctl.8, o2lnd.4) into
-#                   $(DESTDIR)$(PREFIX) (PREFIX default /usr/local), built
-#                   without the tests (no GoogleTest needed) in
+#   make install    o2ctl, the manual pages (o2ctl.8, o2lnd.4) and
+#                   o2lnd.service into $(DESTDIR)$(PREFIX) (PREFIX default
+#                   /usr/local), built without the tests (no GoogleTest) in
 #                   INSTALL_BUILD (default $(BUILD)-install); the
 #                   module installs through DKMS (docs/admin-guide.md)
 #   make run        set up the test bed, boot two guests on Soft-RoCE, ping
@@ -83,7 +83,8 @@ userspace:
 
 # The product alone: o2ctl (libo2lnd linked in statically) and the manual
 # pages, configured with O2LND_BUILD_TESTS=OFF in a build tree of its own,
-# so neither GoogleTest nor yaml-cpp is needed and $(BUILD) is left as is.
+# so GoogleTest is not needed (yaml-cpp is: o2ctl import reads YAML) and
+# $(BUILD) is left as is.
 # Beside $(BUILD), at its depth in the tree, ccache finds what
 # `make userspace` compiled (it hashes paths relative to the build folder).
 PREFIX ?= /usr/local

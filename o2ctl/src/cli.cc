@@ -44,7 +44,8 @@ constexpr const Command* kCommands[] = {
     &cmd::kDiscoverCommand,     &cmd::kPeerCloseCommand,   &cmd::kConnShowCommand,
     &cmd::kRouteShowCommand,    &cmd::kRoutingShowCommand, &cmd::kFaultAddCommand,
     &cmd::kFaultDelCommand,     &cmd::kFaultListCommand,   &cmd::kStatsCommand,
-    &cmd::kSelftestPingCommand, &cmd::kSelftestBrwCommand, &cmd::kVersionCommand,
+    &cmd::kSelftestPingCommand, &cmd::kSelftestBrwCommand, &cmd::kExportCommand,
+    &cmd::kImportCommand,       &cmd::kVersionCommand,
 };
 
 }  // namespace

@@ -3,7 +3,7 @@
 // command in its table (kCommands: the order of `o2ctl --help`) and calls
 // its run function with the options and the positional arguments; each
 // object's file (ping.cc, net.cc, peer.cc, route.cc, stats.cc, fault.cc,
-// selftest_cmd.cc, version.cc) defines its commands: the row of the table
+// selftest_cmd.cc, version.cc, config_cmd.cc) defines its commands: the row of the table
 // (usage, summary, help, options) and the run function.  common.cc holds
 // the helpers below: the device, errors, NID and number options, and the
 // arguments of the list commands.
@@ -66,6 +66,8 @@ extern const Command kStatsCommand;         // stats.cc
 extern const Command kSelftestPingCommand;  // selftest_cmd.cc
 extern const Command kSelftestBrwCommand;   // selftest_cmd.cc
 extern const Command kVersionCommand;       // version.cc
+extern const Command kExportCommand;        // config_cmd.cc
+extern const Command kImportCommand;        // config_cmd.cc
 
 // --- common.cc ----------------------------------------------------------------
 

@@ -6,6 +6,8 @@
 // table has a header and one row per YAML entry.
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,8 @@
 
 namespace o2it {
 namespace {
+
+namespace fs = std::filesystem;
 
 O2_TOPOLOGY_SUITE(O2ctlYamlVethBed, "veth");
 
@@ -170,6 +174,102 @@ TEST_F(O2ctlYamlVeth, EveryCommandsYamlParsesAfterAPing) {
   EXPECT_SHAPE(s, "version", y);
 
   EXPECT_EQ(o2ctl(g, "fault del all").status, 0);
+}
+
+// o2lnd's configuration file on the real module: what `o2ctl export`
+// writes loads the same module again with `o2ctl import` (networks,
+// routes and tunables as its parameters), puts back an NI deleted at run
+// time, and refuses, changing nothing, a file whose load-time parameters
+// differ from the loaded module's or that is malformed.
+TEST_F(O2ctlYamlVeth, AnExportedConfigurationLoadsTheSameModuleAgain) {
+  Guest& g = guest("g1");
+  ASSERT_TRUE(insmod_with(g, kBothEnds,
+                          sh_quote("routes=\"o2ib5 2 192.168.1.9@o2ib0:3\"") + " peer_credits=16")
+                  .ok())
+      << bed().test_log();
+  const std::string first = out(g, "export");
+  for (const char* want :
+       {"net type: o2ib0", "0: veth0", "0: veth1", "net: o2ib5", "gateway: 192.168.1.9@o2ib0",
+        "hop: 2", "priority: 3", "peer_credits: 16", "forwarding: disabled"}) {
+    EXPECT_NE(first.find(want), std::string::npos) << want << " not in\n" << first;
+  }
+  ASSERT_TRUE(run(g, sh_quote(o2ctl_path()) + " export > /tmp/o2lnd.conf").ok());
+
+  // unloaded, then loaded by import from the file
+  ASSERT_TRUE(rmmod(g).ok());
+  const std::string import = sh_quote(o2ctl_path()) + " import /tmp/o2lnd.conf";
+  RunResult r = run(g, import + " --module " + sh_quote(ko_path()), 120);
+  ASSERT_TRUE(r.ok()) << r.out;
+  EXPECT_NE(r.out.find("loaded o2lnd: 2 NIs, 1 routes"), std::string::npos) << r.out;
+  EXPECT_EQ(out(g, "export"), first);
+  expect_ping_ok(g, kNid2, std::string("--source ") + kNid1);
+
+  // an NI deleted at run time comes back; the one there is left alone
+  ASSERT_TRUE(o2ctl(g, "net del --net o2ib0 --if veth1").ok());
+  r = run(g, import, 60);
+  ASSERT_TRUE(r.ok()) << r.out;
+  EXPECT_NE(r.out.find(std::string("added ") + kNid2 + " on veth1"), std::string::npos) << r.out;
+  EXPECT_EQ(out(g, "export"), first);
+  r = run(g, import, 60);
+  ASSERT_TRUE(r.ok()) << r.out;
+  EXPECT_NE(r.out.find("o2lnd already has this configuration"), std::string::npos) << r.out;
+
+  // another peer_credits and one NI less: refused, nothing changed
+  ASSERT_TRUE(run(g,
+                  "sed -e 's/peer_credits: 16/peer_credits: 8/' /tmp/o2lnd.conf > /tmp/o.conf"
+                  " && " +
+                      sh_quote(o2ctl_path()) + " net del --net o2ib0 --if veth1")
+                  .ok());
+  r = run(g, sh_quote(o2ctl_path()) + " import /tmp/o.conf", 60);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("peer_credits is 16, the file says 8"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nothing changed"), std::string::npos) << r.out;
+  EXPECT_EQ(out(g, "net show").find("veth1"), std::string::npos) << "an NI was added";
+
+  // a malformed file: its line named, nothing changed
+  ASSERT_TRUE(run(g,
+                  "printf 'net:\\n  - net type: o2ib0\\n    local NI(s):\\n"
+                  "      - interfaces: {0: veth1}\\nroute:\\n  - net: o2ib7\\n' > /tmp/bad.conf")
+                  .ok());
+  r = run(g, sh_quote(o2ctl_path()) + " import /tmp/bad.conf", 60);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("/tmp/bad.conf: line 6: a route needs 'net' and 'gateway'"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(out(g, "net show").find("veth1"), std::string::npos) << "an NI was added";
+
+  // import --del: the file's NIs go; twice is the same as once
+  r = run(g, import + " --del", 60);
+  ASSERT_TRUE(r.ok()) << r.out;
+  EXPECT_NE(r.out.find("deleted o2ib0 on veth0"), std::string::npos) << r.out;
+  r = run(g, import + " --del", 60);
+  ASSERT_TRUE(r.ok()) << r.out;
+  EXPECT_NE(r.out.find("o2lnd has none of the file's NIs"), std::string::npos) << r.out;
+
+  // o2lnd.service's start and stop commands, as built (o2ctl, the file
+  // and the module where this bed has them): loaded as exported, unloaded
+  ASSERT_TRUE(rmmod(g).ok());
+  std::string start;
+  std::string stop;
+  {
+    std::ifstream unit(fs::path(o2ctl_path()).parent_path() / "o2lnd.service");
+    for (std::string line; std::getline(unit, line);) {
+      if (line.rfind("ExecStart=", 0) == 0) start = line.substr(10);
+      if (line.rfind("ExecStop=", 0) == 0) stop = line.substr(9);
+    }
+  }
+  const std::string installed_o2ctl = start.substr(0, start.find(' '));
+  ASSERT_TRUE(installed_o2ctl.ends_with("/o2ctl") &&
+              start.substr(installed_o2ctl.size()) == " import /etc/o2lnd.conf")
+      << "ExecStart=" << start;
+  ASSERT_EQ(stop, "/sbin/rmmod o2lnd");
+  std::string cmd = sh_quote(o2ctl_path()) + start.substr(installed_o2ctl.size());
+  cmd.replace(cmd.find("/etc/o2lnd.conf"), 15, "/tmp/o2lnd.conf");
+  r = run(g, cmd + " --module " + sh_quote(ko_path()), 120);
+  ASSERT_TRUE(r.ok()) << "ExecStart\n" << r.out;
+  EXPECT_EQ(out(g, "export"), first);
+  r = run(g, stop + " && ! test -e /sys/module/o2lnd", 60);
+  EXPECT_TRUE(r.ok()) << "ExecStop\n" << r.out;
 }
 
 }  // namespace

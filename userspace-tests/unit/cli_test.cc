@@ -1223,9 +1223,10 @@ TEST_F(CliTest, GroupsListTheirCommands) {
 TEST(CommandNames, EveryCommandInHelpOrder) {
   EXPECT_EQ(command_names(),
             (std::vector<std::string_view>{
-                "ping", "net show", "net add", "net del", "peer show", "peer list", "discover",
-                "peer close", "conn show", "route show", "routing show", "fault add", "fault del",
-                "fault list", "stats", "selftest ping", "selftest brw", "version"}));
+                "ping",          "net show",     "net add",    "net del",    "peer show",
+                "peer list",     "discover",     "peer close", "conn show",  "route show",
+                "routing show",  "fault add",    "fault del",  "fault list", "stats",
+                "selftest ping", "selftest brw", "export",     "import",     "version"}));
 }
 
 // ---- probability and number parsing ---------------------------------------------------------

@@ -31,6 +31,12 @@ struct Env {
   std::function<o2lnd::Result<std::unique_ptr<o2lnd::Backend>>(const std::string&)> open_backend;
   std::string device_path = "/dev/o2lnd";
   std::string tool_version = "0";
+  // The module's parameters in sysfs (export reads the tunables there).
+  std::string params_dir = "/sys/module/o2lnd/parameters";
+  // Runs a program, argv[0] looked up in PATH, and returns its exit status
+  // (-1: it could not be started); import loads the module with it.  Unset:
+  // posix_spawnp.
+  std::function<int(const std::vector<std::string>&)> run_program{};
 };
 
 // Runs o2ctl with `args` (argv without argv[0]).
