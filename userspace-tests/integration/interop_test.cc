@@ -220,10 +220,11 @@ std::string testbed_script(const std::string& name) {
   bool lctl_ping_args(Guest& g, const std::string& nid, const std::string& tail,                   \
                       std::string* out) {                                                          \
     int before = tx_timeouts_215(g, nid);                                                          \
-    RunResult r = lctl(g, "ping " + nid + tail, 60);                                               \
+    const std::string ping = "ping " + nid + tail;                                                 \
+    RunResult r = lctl(g, ping, 60);                                                               \
     bool ok = r.ok() && lctl_ping_lists(r.out, nid);                                               \
     for (int k = 0; k < 3 && !ok && known_215_failure(g, nid, before); k++) {                      \
-      r = lctl(g, "ping " + nid + tail, 60);                                                       \
+      r = lctl(g, ping, 60);                                                                       \
       ok = r.ok() && lctl_ping_lists(r.out, nid);                                                  \
     }                                                                                              \
     if (out != nullptr) *out = r.out;                                                              \
@@ -851,6 +852,39 @@ TEST_F(Interop, O2lndNodeRebootIsSurvivedByLustre) {
   ASSERT_TRUE(insmod(o2, kNet).ok());
   expect_loop_recovers(lu, "Lustre never reached the rebooted o2lnd node",
                        "interop_o2lnd_reboot_first_ok_s");
+}
+
+// A Lustre node's own `lnetctl export` (its o2ib network, a route, and
+// the sections o2lnd has no use for) loads o2lnd on the other node with
+// `o2ctl import`: the same network on that node's own interface, the
+// route, a note for each part skipped; then each node pings the other.
+TEST_F(Interop, ALustreNodesLnetctlExportLoadsO2lnd) {
+  Guest& lu = guest("g1");
+  Guest& o2 = guest("g2");
+  lustre_up(lu, kNet);
+  const std::string route = "--net o2ib5 --gateway 192.168.1.9@o2ib";
+  RunResult ra = lnetctl(lu, "route add " + route);
+  ASSERT_TRUE(ra.ok()) << ra.out;
+  RunResult ex = run(lu, sh_quote(dir_ + "/bin/lnetctl") + " export 2>/dev/null");
+  RunResult rd = lnetctl(lu, "route del " + route);
+  ASSERT_TRUE(ex.ok()) << ex.out;
+  EXPECT_TRUE(rd.ok()) << rd.out;
+  ASSERT_TRUE(run(o2, "cat > /tmp/lnet.conf <<'O2_EXPORT'\n" + ex.out + "\nO2_EXPORT").ok());
+  RunResult im = run(
+      o2, sh_quote(o2ctl_path()) + " import /tmp/lnet.conf --module " + sh_quote(ko_path()), 120);
+  ASSERT_TRUE(im.ok()) << "lnetctl export:\n" << ex.out << "o2ctl import:\n" << im.out;
+  EXPECT_NE(im.out.find("loaded o2lnd: 1 NIs, 1 routes"), std::string::npos) << im.out;
+  EXPECT_NE(im.out.find("skipped"), std::string::npos) << im.out;
+  RunResult e = o2ctl(o2, "export");
+  for (const char* want :
+       {"net type: o2ib0", "0: eth0", "net: o2ib5", "gateway: 192.168.1.9@o2ib0"}) {
+    EXPECT_NE(e.out.find(want), std::string::npos) << want << " not in\n" << e.out;
+  }
+  figure("interop_lnetctl_export_lines",
+         std::to_string(std::count(ex.out.begin(), ex.out.end(), '\n')));
+  std::string out;
+  EXPECT_TRUE(o2_ping(o2, kLustre0, &out)) << out;
+  EXPECT_TRUE(lctl_ping(lu, kO2lnd, &out)) << out;
 }
 
 // `lnetctl discover` of the o2lnd node answers with its NID (o2lnd is not
