@@ -113,11 +113,18 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-// What the loaded module was given at load that the file sets otherwise.
+// The one parameter the module takes at run time (sysfs, 0644).
+constexpr std::string_view kForwarding = "forwarding";
+
+// What the loaded module was given at load that the file sets otherwise
+// (forwarding aside: import sets it).
 std::vector<std::string> load_time_differences(const config::Config& want,
                                                const config::Config& have) {
   std::vector<std::string> out;
   for (const auto& tunable : want.tunables) {
+    if (tunable.first == kForwarding) {
+      continue;  // writable at run time: import sets it
+    }
     auto it = std::ranges::find_if(have.tunables,
                                    [&](const auto& t) { return t.first == tunable.first; });
     const std::string cur = it == have.tunables.end() ? "(unknown)" : it->second;
@@ -262,7 +269,8 @@ int run_import(Env& env, const Opts& opts, const Positional& positional) {
     return kExitFailure;
   }
   // Routes and tunables are the module's parameters: the loaded module
-  // must have the file's, or nothing is changed.
+  // must have the file's, or nothing is changed; but forwarding, which
+  // the module takes at run time, and the NIs, which net add adds.
   auto diffs = load_time_differences(*c, *have);
   if (!diffs.empty()) {
     env.err << "o2ctl: import: " << path << ": o2lnd is loaded with other parameters; "
@@ -270,11 +278,27 @@ int run_import(Env& env, const Opts& opts, const Positional& positional) {
     for (const auto& d : diffs) {
       env.err << "  " << d << "\n";
     }
-    env.err << "Routes and tunables are set when o2lnd loads: unload it (modprobe -r o2lnd) "
+    env.err << "Routes and tunables are set when o2lnd loads: unload it (rmmod o2lnd) "
                "and import again.\n";
     return kExitFailure;
   }
   int added = 0;
+  auto fwd =
+      std::ranges::find_if(c->tunables, [](const auto& t) { return t.first == kForwarding; });
+  if (fwd != c->tunables.end() && read_param(env, kForwarding) != fwd->second) {
+    // checked before anything else changes: it is the one write that can
+    // be refused (not root)
+    std::ofstream f(env.params_dir + "/" + std::string(kForwarding));
+    f << fwd->second << "\n";
+    f.flush();
+    if (!f) {
+      env.err << "o2ctl: import: cannot set forwarding=" << fwd->second << " in " << env.params_dir
+              << ": " << std::strerror(errno) << "; nothing changed\n";
+      return kExitFailure;
+    }
+    env.out << "forwarding " << fwd->second << "\n";
+    added++;
+  }
   for (const auto& n : c->nets) {
     if (std::ranges::find(have->nets, n) != have->nets.end()) {
       continue;
@@ -329,9 +353,10 @@ constinit const Command kImportCommand = {
     "the line, and nothing is changed.  When o2lnd is not loaded, it is\n"
     "loaded with the file's networks, routes and tunables as its parameters\n"
     "(modprobe o2lnd, or insmod PATH with --module).  When it is loaded, the\n"
-    "NIs the file lists and the module lacks are added (as 'o2ctl net add');\n"
-    "its routes and tunables, which are set at load, must be the file's, or\n"
-    "the command fails and changes nothing.  Importing a file twice changes\n"
+    "NIs the file lists and the module lacks are added (as 'o2ctl net add')\n"
+    "and forwarding is set (the one parameter the module takes at run time);\n"
+    "its routes and other tunables, set at load, must be the file's, or the\n"
+    "command fails and changes nothing.  Importing a file twice changes\n"
     "nothing the second time.  Needs CAP_SYS_MODULE to load, CAP_NET_ADMIN to\n"
     "add NIs.\n"
     "\n"

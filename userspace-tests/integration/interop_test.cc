@@ -828,6 +828,11 @@ TEST_F(Interop, LustreNodeRebootIsSurvived) {
                        "interop_lustre_reboot_first_ok_s");
   Record p = peer(o2, "192.168.1.2@o2ib0", kLustre0);
   EXPECT_EQ(field(p, "health"), "up") << dump_record(p);
+  // LU-16393: a connect that reached Lustre's listener before its NI was
+  // active is rejected EARLY (2.16 on; not 2.15), and o2lnd retries it
+  figure("interop_lustre_reboot_early_rejects_received",
+         std::to_string(
+             lines_of(run(o2, "dmesg | grep 'rejected our connection: EARLY'").out).size()));
 }
 
 // The o2lnd node is killed and booted again while Lustre pings it: once
@@ -852,6 +857,11 @@ TEST_F(Interop, O2lndNodeRebootIsSurvivedByLustre) {
   ASSERT_TRUE(insmod(o2, kNet).ok());
   expect_loop_recovers(lu, "Lustre never reached the rebooted o2lnd node",
                        "interop_o2lnd_reboot_first_ok_s");
+  // LU-16393: Lustre's connects that came while o2lnd's NI was listening
+  // but not yet up were rejected EARLY, and Lustre's pings still recovered
+  figure("interop_o2lnd_reboot_early_rejects_sent",
+         std::to_string(
+             lines_of(run(o2, "dmesg | grep 'rejected a connection from .*: EARLY'").out).size()));
 }
 
 // A Lustre node's own `lnetctl export` (its o2ib network, a route, and

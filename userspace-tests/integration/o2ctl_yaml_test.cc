@@ -214,6 +214,19 @@ TEST_F(O2ctlYamlVeth, AnExportedConfigurationLoadsTheSameModuleAgain) {
   ASSERT_TRUE(r.ok()) << r.out;
   EXPECT_NE(r.out.find("o2lnd already has this configuration"), std::string::npos) << r.out;
 
+  // forwarding, the one run-time parameter, is set on the loaded module
+  r = run(g,
+          "sed -e 's/forwarding: disabled/forwarding: enabled/' /tmp/o2lnd.conf > /tmp/r.conf && " +
+              sh_quote(o2ctl_path()) +
+              " import /tmp/r.conf && cat /sys/module/o2lnd/parameters/forwarding",
+          60);
+  ASSERT_TRUE(r.ok()) << r.out;
+  EXPECT_TRUE(has_line(r.out, "forwarding enabled") && has_line(r.out, "enabled")) << r.out;
+  r = run(g, import, 60);
+  ASSERT_TRUE(r.ok()) << r.out;
+  EXPECT_TRUE(has_line(r.out, "forwarding disabled")) << r.out;
+  EXPECT_EQ(out(g, "export"), first);
+
   // another peer_credits and one NI less: refused, nothing changed
   ASSERT_TRUE(run(g,
                   "sed -e 's/peer_credits: 16/peer_credits: 8/' /tmp/o2lnd.conf > /tmp/o.conf"

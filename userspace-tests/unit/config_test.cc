@@ -469,6 +469,20 @@ TEST_F(ConfigCommand, ImportDelDeletesTheFilesNisTheModuleHasAndIsIdempotent) {
   EXPECT_EQ(out_.str(), "o2lnd has none of the file's NIs\n");
 }
 
+// forwarding is the module's one run-time parameter: import sets it on a
+// loaded module (through sysfs), as it adds NIs.
+TEST_F(ConfigCommand, ImportSetsForwardingOnALoadedModule) {
+  auto p = file(std::string(kNet0) + "tunables:\n  forwarding: enabled\n  peer_credits: 8\n");
+  ASSERT_EQ(o2ctl({"import", p.c_str()}), kExitOk) << err_.str();
+  EXPECT_EQ(out_.str(), "forwarding enabled\n");
+  std::ifstream f(dir_ / "params" / "forwarding");
+  std::string v;
+  std::getline(f, v);
+  EXPECT_EQ(v, "enabled");
+  ASSERT_EQ(o2ctl({"import", p.c_str()}), kExitOk) << err_.str();
+  EXPECT_EQ(out_.str(), "o2lnd already has this configuration\n");
+}
+
 TEST_F(ConfigCommand, ImportChangesNothingWhenTheLoadedModulesParametersDiffer) {
   kernel_->routes = {make_route(kO2ib2, kGw)};
   int calls = 0;
@@ -488,7 +502,7 @@ TEST_F(ConfigCommand, ImportChangesNothingWhenTheLoadedModulesParametersDiffer) 
   EXPECT_NE(err.find("a route to o2ib2 via 192.168.1.2@o2ib0 that the file does not have"),
             std::string::npos)
       << err;
-  EXPECT_NE(err.find("unload it (modprobe -r o2lnd) and import again"), std::string::npos) << err;
+  EXPECT_NE(err.find("unload it (rmmod o2lnd) and import again"), std::string::npos) << err;
 }
 
 TEST_F(ConfigCommand, ABadFileChangesNothingAndNamesTheLine) {
