@@ -799,7 +799,13 @@ TEST_F(Interop, LustreNodeGoesDownAfterTrafficWithoutAReport) {
     // its reason, at the end of the test) costs the node a reboot; any
     // other report, or a failed down without one, fails the test
     if (lustre_down(lu)) known_rounds++;
-    if (busy) run(o2, "touch /tmp/stop-loop; sleep 1");
+    // the loop's last ping (--timeout 5) holds /dev/o2lnd until it ends:
+    // wait for it, or the test's final rmmod finds the module in use
+    if (busy) {
+      run(o2,
+          "touch /tmp/stop-loop; for i in $(seq 100); do pgrep -x o2ctl >/dev/null || break;"
+          " sleep 0.1; done");
+    }
     done++;
   }
   figure("interop_lustre_down_rounds", std::to_string(done));
