@@ -65,21 +65,35 @@ std::optional<config::Config> running(Env& env, std::string_view cmd, o2lnd::Dev
   return c;
 }
 
+// The device and the running module's configuration; nullopt after
+// printing why (export, import --del, and import after loading).
+struct Running {
+  o2lnd::Device dev;
+  config::Config config;
+};
+std::optional<Running> open_running(Env& env, std::string_view cmd) {
+  auto dev = open_device(env);
+  if (!dev) {
+    return std::nullopt;
+  }
+  auto c = running(env, cmd, *dev);
+  if (!c) {
+    return std::nullopt;
+  }
+  return Running{std::move(*dev), std::move(*c)};
+}
+
 int run_export(Env& env, const Opts& /*opts*/, const Positional& positional) {
   constexpr std::string_view kCmd = "export";
   if (!positional.empty()) {
     return usage_error(env, kCmd, "unexpected argument '" + std::string(positional[0]) + "'");
   }
-  auto dev = open_device(env);
-  if (!dev) {
-    return kExitFailure;
-  }
-  auto c = running(env, kCmd, *dev);
-  if (!c) {
+  auto r = open_running(env, kCmd);
+  if (!r) {
     return kExitFailure;
   }
   env.out << "# o2lnd's configuration (o2ctl export); o2ctl import FILE loads it\n"
-          << config::to_yaml(*c);
+          << config::to_yaml(r->config);
   return kExitOk;
 }
 
@@ -160,22 +174,20 @@ std::vector<std::string> load_time_differences(const config::Config& want,
 // `o2ctl net del`); its routes and tunables stay until o2lnd unloads.
 int import_del(Env& env, const std::string& path, const config::Config& c) {
   constexpr std::string_view kCmd = "import";
-  auto dev = open_device(env);
-  if (!dev) {
+  auto r = open_running(env, kCmd);
+  if (!r) {
     return kExitFailure;
   }
-  auto have = running(env, kCmd, *dev);
-  if (!have) {
-    return kExitFailure;
-  }
+  auto& dev = r->dev;
+  const config::Config& have = r->config;
   int deleted = 0;
   for (const auto& n : c.nets) {
-    if (std::ranges::find(have->nets, n) == have->nets.end()) {
+    if (std::ranges::find(have.nets, n) == have.nets.end()) {
       continue;  // not there: nothing to delete (idempotent)
     }
-    auto count = dev->net_del(n.net, n.iface);
+    auto count = dev.net_del(n.net, n.iface);
     if (!count) {
-      return kernel_failure(env, kCmd, *dev, count.error());
+      return kernel_failure(env, kCmd, dev, count.error());
     }
     env.out << "deleted " << n.net << " on " << n.iface << "\n";
     deleted++;
@@ -243,15 +255,11 @@ int run_import(Env& env, const Opts& opts, const Positional& positional) {
               << "); the kernel log says why\n";
       return kExitFailure;
     }
-    auto dev = open_device(env);
-    if (!dev) {
+    auto r = open_running(env, kCmd);
+    if (!r) {
       return kExitFailure;
     }
-    auto have = running(env, kCmd, *dev);
-    if (!have) {
-      return kExitFailure;
-    }
-    env.out << "loaded o2lnd: " << have->nets.size() << " NIs, " << have->routes.size()
+    env.out << "loaded o2lnd: " << r->config.nets.size() << " NIs, " << r->config.routes.size()
             << " routes\n";
     return kExitOk;
   }
