@@ -235,9 +235,13 @@ static bool o2_connect_failed(int error)
  * messages still wait; each message fails at its own deadline.  So a
  * dead peer gets paced attempts, never overlapping, and only while there
  * is something to send.  Otherwise, if the peer is left without conns
- * and without a reconnect, its queued txs fail with @error, except for
+ * and without a reconnect, its queued txs end with @error, except for
  * -EALREADY (our connect aborted for the peer's request, or a duplicate
- * conn closed: another conn carries them).
+ * conn closed: another conn carries them).  A connection lost to the
+ * fabric ends them as a dead conn's txs end (o2_tx_fail_or_resend()):
+ * LNet may resend them, so an LNet ACK queued for a rail that died takes
+ * another one; an operator's close (`peer close`, -ECONNABORTED) fails
+ * them.
  * Idempotent; callable from any process context holding no o2lnd lock,
  * including CM and CQ callbacks.
  */
@@ -306,7 +310,10 @@ void o2_conn_close(struct o2_conn *conn, int error)
 								 "failed",
 				    error);
 	}
-	o2_tx_fail_list(&fail, error ? error : -ECONNABORTED);
+	if (!error || error == -ECONNABORTED)
+		o2_tx_fail_list(&fail, -ECONNABORTED);
+	else
+		o2_tx_fail_or_resend(&fail, error);
 	o2_up->conn_closed(conn);
 	o2_connd_teardown(conn);
 }
