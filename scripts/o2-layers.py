@@ -9,7 +9,12 @@ The layer of a file is its folder, as docs/design/architecture.md describes:
   lnet   module/lnet/      LNet: NIs, sends and credits, health, ping, bulk,
                            selftest, routing, the views and the ioctls
   lnd    module/lnd/       the transport: CM, connections, connd, devices,
-                           MRs, tx/rx, the peer table both layers share
+                           MRs, tx/rx, the peer table both layers share,
+                           the NI's listener
+  lustre module/lustre/    the transport under Lustre's own LNet
+                           (o2lnd_lustre.ko, built apart against a Lustre
+                           build: scripts/o2l-build.sh); only its includes
+                           are checked here
   pure   module/*.c        no verbs, no LNet: KUnit drives them (credits
                            fault nid params route state trace wire)
 
@@ -34,13 +39,14 @@ import subprocess
 import sys
 
 # a file's layer is its folder under module/
-FOLDERS = {"": "pure", "lnet": "lnet", "lnd": "lnd"}
+FOLDERS = {"": "pure", "lnet": "lnet", "lnd": "lnd", "lustre": "lustre"}
 ROOT = {"main"}
 # which layers each layer may call (besides itself)
 MAY_CALL = {
     "root": {"lnet", "lnd", "pure"},
     "lnet": {"lnd", "pure"},
     "lnd": {"pure"},
+    "lustre": {"lnd", "pure"},
     "pure": set(),
 }
 

@@ -19,7 +19,7 @@ extern struct workqueue_struct *o2_tx_wq;
 extern struct list_head o2_nis;
 
 /*
- * Walk o2_nis without a lock: writers hold o2_nis_mutex (lnet/ni.c), an
+ * Walk o2_nis without a lock: writers hold o2_nis_mutex (ni.c), an
  * NI is unlinked with list_del_rcu() and its struct is never freed before
  * unload, so a walker may stand on a deleted NI and walk on; it finds it
  * shut down.
@@ -679,6 +679,21 @@ void o2_mr_pool_destroy(struct o2_dev *dev);
 
 void o2_dev_mr_stats(struct ib_device *ibdev, struct o2lnd_ioc_net *out);
 
+/* ni.c */
+extern struct mutex o2_nis_mutex;
+void o2_ni_lnd_init(struct o2_ni *ni);
+int o2_ifaddr(const char *ifname, __be32 *addr, __be32 *mask);
+int o2_ni_listen(struct o2_ni *ni, bool quiet);
+void o2_ni_stop_listening(struct o2_ni *ni);
+struct o2_dev *o2_ni_get_dev(struct o2_ni *ni);
+void o2_ni_close_conns(struct o2_ni *ni, struct ib_device *ibdev, int error);
+void o2_ni_fail_queued(struct o2_ni *ni, int error);
+void o2_ni_wait_conns(struct o2_ni *ni);
+void o2_ni_forget_peers(struct o2_ni *ni);
+void o2_nis_reattach(void);
+void o2_nis_link_check(void);
+void o2_ni_device_removed(struct ib_device *ibdev);
+
 /* dev.c */
 int o2_dev_init(void);
 void o2_dev_exit(void);
@@ -764,7 +779,11 @@ unsigned long o2_connect_timeout(void);
  *	waits for LNet credits, bulk and router deadlines, and with
  *	@reattach, NIs without a device try to attach again
  * @device_removed: @ibdev is going away: the NIs on it close its
- *	conns and let go of it
+ *	conns and let go of it (o2_ni_device_removed(), and what the upper
+ *	layer adds)
+ * @ni_changed: @ni went down or up (its device removed or back, its
+ *	link lost or back; o2_nis_mutex held): o2lnd's LNet pushes its
+ *	ping info, Lustre's is told the link state
  *
  * Set once at load (o2_up) before any NI starts.  Every call is from
  * process context without o2lnd locks held, except where a member says
@@ -782,6 +801,7 @@ struct o2_lnet_ops {
 	void (*conn_closed)(struct o2_conn *conn);
 	void (*tick)(unsigned long now, bool reattach);
 	void (*device_removed)(struct ib_device *ibdev);
+	void (*ni_changed)(struct o2_ni *ni);
 };
 
 /* peer.c */
@@ -792,5 +812,6 @@ struct o2_ni *o2_ni_toward(u64 nid);
 struct o2_peer *o2_peer_find_locked(struct o2_ni *ni, u64 nid);
 struct o2_peer *o2_peer_find_or_create(struct o2_ni *ni, u64 nid);
 void o2_peer_put(struct o2_peer *peer);
+int o2_peer_send(struct o2_peer *peer, struct o2_tx *tx);
 
 #endif /* _O2LND_LND_H */

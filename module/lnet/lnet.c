@@ -11,106 +11,6 @@
 #include "trace.h"
 
 /*
- * The established conn of @peer that a message takes: with several
- * (conns_per_peer), each in turn; never a race's surplus conn
- * (o2_cm_established()) unless it is all there is, and then it is
- * surplus no more.  Caller holds ni->lock.
- * Return: the conn (no reference taken) or NULL.
- */
-static struct o2_conn *o2_peer_conn_pick_locked(struct o2_peer *peer)
-{
-	struct o2_conn *c, *first = NULL, *spare = NULL;
-	u32 n = 0, k;
-
-	lockdep_assert_held(&peer->ni->lock);
-	list_for_each_entry(c, &peer->conns, peer_list) {
-		if (READ_ONCE(c->state) != O2_CONN_ESTABLISHED)
-			continue;
-		if (c->surplus) {
-			spare = c;
-			continue;
-		}
-		if (!n++)
-			first = c;
-	}
-	if (!n && spare) {
-		WRITE_ONCE(spare->surplus, false);
-		return spare;
-	}
-	if (n <= 1)
-		return first;
-	k = peer->conn_cursor++ % n;
-	list_for_each_entry(c, &peer->conns, peer_list) {
-		if (READ_ONCE(c->state) != O2_CONN_ESTABLISHED || c->surplus)
-			continue;
-		if (!k--)
-			return c;
-	}
-	return first;
-}
-
-/*
- * Send a tx that holds its LNet credits to its peer: on an ESTABLISHED
- * conn, or queued for one (connecting first if nothing is under way).
- * Return: 0 if it was queued, else the errno it failed with.
- */
-static int o2_peer_send(struct o2_peer *peer, struct o2_tx *tx)
-{
-	struct o2_conn *conn = NULL;
-	struct o2_ni *ni = peer->ni;
-	bool connect = false;
-	LIST_HEAD(fail);
-	int rc = 0, tries = 0;
-
-again:
-	spin_lock(&ni->lock);
-	if (ni->shutdown) {
-		spin_unlock(&ni->lock);
-		tx->status = -ESHUTDOWN;
-		o2_tx_put(tx);
-		return -ESHUTDOWN;
-	}
-	conn = o2_peer_conn_pick_locked(peer);
-	if (conn)
-		kref_get(&conn->ref);
-	if (!conn) {
-		list_add_tail(&tx->list, &peer->tx_queue);
-		/* in BACKOFF the tx waits: connd connects when it ends */
-		connect = o2_peer_connect_due(!list_empty(&peer->conns),
-					      peer->reconnect, true);
-		if (connect)
-			peer->addr_retries = 0;
-	}
-	spin_unlock(&ni->lock);
-
-	if (conn) {
-		rc = o2_conn_queue_tx(conn, tx);
-		if (!rc)
-			o2_conn_check_sends(conn);
-		o2_conn_put(conn);
-		if (rc && tries++ < 3) {
-			/* it started closing meanwhile: take another */
-			conn = NULL;
-			goto again;
-		}
-		if (rc) {
-			tx->status = rc;
-			o2_tx_put(tx);
-		}
-	} else if (connect) {
-		rc = o2_conn_start_active(peer, false);
-		if (rc) {
-			spin_lock(&ni->lock);
-			if (list_empty(&peer->conns))
-				list_splice_init(&peer->tx_queue, &fail);
-			spin_unlock(&ni->lock);
-			o2_tx_fail_list(&fail, rc);
-		}
-	}
-	return rc;
-}
-
-/*
  * Take the NI tx credit for @tx, which holds its peer credit.  Caller
  * holds ni->lock.  Return: true if it may be sent now, false if it waits
  * on ni->credit_q.
@@ -715,6 +615,12 @@ static void o2_lnet_tick(unsigned long now, bool reattach)
 		o2_ni_expire_credit_waits(ni, now);
 }
 
+/* o2_up->ni_changed(): an NI went down or up: our ping info changed. */
+static void o2_lnet_ni_changed(struct o2_ni *ni)
+{
+	o2_push_all();
+}
+
 /* How the transport reaches LNet (set as o2_up at load). */
 const struct o2_lnet_ops o2_lnet_ops = {
 	.peer_init = o2_lnet_peer_init,
@@ -726,4 +632,5 @@ const struct o2_lnet_ops o2_lnet_ops = {
 	.conn_closed = o2_lnet_conn_closed,
 	.tick = o2_lnet_tick,
 	.device_removed = o2_ni_device_removed,
+	.ni_changed = o2_lnet_ni_changed,
 };

@@ -154,17 +154,12 @@ void o2_lpeers_stop(void);
 void o2_lpeers_free(void);
 
 /* ni.c */
-extern struct mutex o2_nis_mutex;
 int o2_nis_start(const char *networks);
 void o2_nis_stop(void);
 void o2_nis_free(void);
-void o2_ni_device_removed(struct ib_device *ibdev);
-void o2_nis_reattach(void);
-void o2_nis_link_check(void);
 int o2_ni_add(const char *net, const char *ifname, u64 *nid);
 int o2_ni_del(const char *net, const char *ifname, u32 *count, u64 *nid);
 struct o2_ni *o2_ni_by_index(u32 ni_index);
-struct o2_dev *o2_ni_get_dev(struct o2_ni *ni);
 
 /* views.c */
 void o2_ni_stats(struct o2_ni *ni, struct o2lnd_ioc_net *out);
