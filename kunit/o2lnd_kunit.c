@@ -20,7 +20,7 @@
 #include "../module/credits.c"
 #include "../module/route.c"
 #include "../module/health.c"
-#include "../module/lnet/pending.c"
+#include "../module/lnd/pending.c"
 
 MODULE_DESCRIPTION("o2lnd KUnit tests");
 MODULE_LICENSE("GPL");

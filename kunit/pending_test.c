@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * o2lnd KUnit: the table of pending requests (module/lnet/pending.c): a
+ * o2lnd KUnit: the table of pending requests (module/lnd/pending.c): a
  * cookie finds only a request of the kind the answer is for, cookies
  * never repeat, a reserved cookie needs no memory to be added, and a
  * walk visits one kind in cookie order while it deletes; a waiting
@@ -10,7 +10,7 @@
  */
 #include <kunit/test.h>
 #include <linux/kernel.h>
-#include "lnet.h"
+#include "lnd.h"
 
 struct o2t_req {
 	int id;

@@ -314,6 +314,7 @@ void o2_conn_close(struct o2_conn *conn, int error)
 		o2_tx_fail_list(&fail, -ECONNABORTED);
 	else
 		o2_tx_fail_or_resend(&fail, error);
+	o2_bulk_conn_closed(conn);
 	o2_up->conn_closed(conn);
 	o2_connd_teardown(conn);
 }

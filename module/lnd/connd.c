@@ -524,10 +524,12 @@ static void o2_connd_scan_fn(struct work_struct *work)
 	int i;
 
 	/*
-	 * LNet's deadlines (credit waits, bulk, router); once a second, and
-	 * at once after a port event, NIs whose device went away try to
+	 * Bulk deadlines, then LNet's (credit waits, router); once a second,
+	 * and at once after a port event, NIs whose device went away try to
 	 * attach again and NIs follow their link's state
 	 */
+	o2_bulk_expire(jiffies, false);
+	o2_bulk_pool_trim(jiffies, false);
 	o2_up->tick(jiffies, ++pass % (HZ / O2_SCAN_INTERVAL) == 0 ||
 		    o2_dev_port_event_take());
 	o2_port_waits_check();

@@ -100,7 +100,7 @@ struct o2_page_set;
  * struct o2_bulk - a bulk buffer and its exchange
  * @ref: references (the waiting table, txs carrying it, the owner)
  * @list: on a local list of exchanges being failed (o2_bulk_fail_waiting())
- * @waiting: in the table of pending requests (LNet's pending.c; its lock)
+ * @waiting: in the table of pending requests (pending.c; its lock)
  * @kind: O2_BULK_*
  * @cookie: our cookie for it, its key in that table (room reserved)
  * @peer_cookie: the peer's cookie (PUT_REQ's or GET_REQ's)
@@ -122,13 +122,15 @@ struct o2_page_set;
  * @seed: pattern seed
  * @flags: O2LND_BRW_F_*
  * @ack_wmd: PUT_SINK: the PUT's ack_wmd, echoed in the LNet ACK
+ * @got: GET_SINK: the bytes the peer's GET_DONE says it wrote (a REPLY
+ *	may be shorter than its sink)
  * @hop_nid: the peer on the wire (the next hop): only its messages may
  *	complete the exchange
  * @done: its owner's completion, or NULL: called once, when the
  *	exchange ends (o2_bulk_finish()) or, if it never did, by the last
  *	reference with -ECONNABORTED.  bulk.c never calls an owner by
- *	name: the selftest (selftest.c) and the router (router.c) set
- *	their own.
+ *	name: o2lnd's selftest and router, and Lustre's messages
+ *	(module/lustre/), set their own.
  * @owner: the owner's context for @done
  */
 struct o2_bulk {
@@ -156,6 +158,7 @@ struct o2_bulk {
 	u64 seed;
 	u32 flags;
 	struct o2_lnet_wmd ack_wmd;
+	u32 got;
 	u64 hop_nid;
 	void (*done)(struct o2_bulk *b, int status);
 	void *owner;
@@ -679,6 +682,80 @@ void o2_mr_pool_destroy(struct o2_dev *dev);
 
 void o2_dev_mr_stats(struct ib_device *ibdev, struct o2lnd_ioc_net *out);
 
+/* pending.c: what waits for a peer's answer, by cookie */
+enum o2_pend_kind {
+	O2_PEND_PING,		/* ping.c: a ping's REPLY, a push's ACK */
+	O2_PEND_BRW,		/* selftest.c: an RPC's ACK or REPLY */
+	O2_PEND_BULK,		/* bulk.c: an exchange's next message */
+	O2_PEND_KINDS
+};
+
+/**
+ * struct o2_pend_wait - a caller sleeping until its request is answered
+ * @cookie: the request's cookie: its key in the table, put on the wire
+ * @done: completed once @finished
+ * @finished: @status is final
+ * @status: 0 or the errno the request ended with
+ *
+ * Inside a ping's or a selftest RPC's request; @finished and @status
+ * change under the table's lock (o2_pend_wait_finish_locked()).
+ */
+struct o2_pend_wait {
+	u64 cookie;
+	struct completion done;
+	bool finished;
+	int status;
+};
+
+u64 o2_pend_cookie(void);
+int o2_pend_wait_add(struct o2_pend_wait *w, void *obj,
+		     enum o2_pend_kind kind);
+void o2_pend_wait_finish_locked(struct o2_pend_wait *w, int status);
+int o2_pend_wait_end(struct o2_pend_wait *w, u32 timeout_ms);
+void o2_pend_lock(void);
+void o2_pend_unlock(void);
+int o2_pend_reserve(u64 cookie);
+void o2_pend_unreserve(u64 cookie);
+int o2_pend_add_locked(u64 cookie, void *obj, enum o2_pend_kind kind);
+void *o2_pend_find_locked(u64 cookie, enum o2_pend_kind kind);
+void o2_pend_del_locked(u64 cookie);
+void *o2_pend_next_locked(u64 *cookie, enum o2_pend_kind kind);
+void o2_pend_exit(void);
+
+/* bulk.c: the RDMA exchanges (PUT_REQ .. GET_DONE) */
+#define O2_BULK_HELD	1	/* o2_lnet_ops.bulk_req() holds the rx */
+struct o2_bulk *o2_bulk_alloc(struct o2_ni *ni, enum o2_bulk_kind kind,
+			      u32 nob, u64 seed, u32 flags, bool pooled);
+struct o2_bulk *o2_bulk_alloc_kiov(struct o2_ni *ni, enum o2_bulk_kind kind,
+				   const struct bio_vec *kiov, u32 niov,
+				   u32 offset, u32 nob);
+void o2_bulk_pool_trim(unsigned long now, bool all);
+int o2_bulk_map_on(struct o2_bulk *b, struct o2_dev *dev);
+void o2_bulk_drop_mr(struct o2_bulk *b, bool clean);
+struct o2_tx *o2_bulk_tx(struct o2_ni *ni, u8 type, struct o2_bulk *b,
+			 u32 body_len);
+void o2_bulk_await(struct o2_bulk *b, struct o2_tx *tx);
+void o2_bulk_desc(struct o2_bulk *b, struct o2_rdma_desc *rd);
+int o2_bulk_sink_start(struct o2_conn *conn, const struct o2_putreq_msg *m,
+		       const struct o2_bulk_owner *o);
+int o2_bulk_sink_offer(struct o2_conn *conn, const struct o2_putreq_msg *m,
+		       struct o2_bulk *b);
+void o2_bulk_get_reply(struct o2_conn *conn, const struct o2_get_msg *m,
+		       struct o2_bulk *b);
+void o2_bulk_send_completion(struct o2_conn *conn, u8 type, u64 cookie,
+			     int status);
+void o2_bulk_rtr_nak(struct o2_conn *conn, const struct o2_putreq_msg *m,
+		     int status);
+struct o2_tx *o2_bulk_rtr_send(struct o2_ni *ni, u64 hop,
+			       const struct o2_lnet_hdr *hdr,
+			       struct o2_bulk *b,
+			       const struct o2_bulk_owner *o);
+int o2_bulk_rx(struct o2_conn *conn, struct o2_rx *rx, u8 type, void *body,
+	       u32 len, bool flip, bool *credit_now);
+void o2_bulk_put(struct o2_bulk *b);
+void o2_bulk_conn_closed(struct o2_conn *conn);
+void o2_bulk_expire(unsigned long now, bool all);
+
 /* ni.c */
 extern struct mutex o2_nis_mutex;
 void o2_ni_lnd_init(struct o2_ni *ni);
@@ -765,8 +842,13 @@ unsigned long o2_connect_timeout(void);
  *	before it is in the table
  * @recv: an IMMEDIATE message's LNet part arrived on @conn (@payload,
  *	@nob bytes); true if LNet holds @rx (it reposts it later)
- * @bulk_rx: a bulk protocol message (PUT_REQ..GET_DONE) arrived;
- *	0 or -EPROTO, *@credit_now as o2_bulk_rx()
+ * @bulk_req: a peer's PUT_REQ or GET_REQ arrived on @conn in @rx
+ *	(@body checked by bulk.c; @rd_nob: the bytes a GET_REQ's sink
+ *	offers): 0 if the upper layer answers it (o2_bulk_sink_start(),
+ *	o2_bulk_sink_offer(), o2_bulk_get_reply(), o2_bulk_rtr_nak()),
+ *	O2_BULK_HELD if it holds @rx to answer later (and reposts it then:
+ *	O2_RX_CREDIT_NONE after a PUT_ACK, else O2_RX_CREDIT_PEER), or a
+ *	negative errno that bulk.c refuses it with (PUT_NAK, GET_DONE)
  * @health: @peer answered (@ok) or failed to
  * @tx_finalize: LNet's part of a tx's release, after its owner's done:
  *	its tx credits go back (only for a tx LNet launched: tx->peer
@@ -793,8 +875,8 @@ struct o2_lnet_ops {
 	void (*peer_init)(struct o2_peer *peer);
 	bool (*recv)(struct o2_conn *conn, struct o2_rx *rx, void *payload,
 		     u32 nob);
-	int (*bulk_rx)(struct o2_conn *conn, u8 type, void *body, u32 len,
-		       bool flip, bool *credit_now);
+	int (*bulk_req)(struct o2_conn *conn, struct o2_rx *rx, u8 type,
+			void *body, u32 rd_nob);
 	void (*health)(struct o2_peer *peer, bool ok);
 	void (*tx_finalize)(struct o2_tx *tx);
 	bool (*resend)(struct o2_tx *tx, int error);

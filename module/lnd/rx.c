@@ -194,9 +194,10 @@ static void o2_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	case O2_MSG_PUT_DONE:
 	case O2_MSG_GET_REQ:
 	case O2_MSG_GET_DONE:
-		rc = o2_up->bulk_rx(conn, hdr->type, rx->msg + sizeof(*hdr),
-				    hdr->nob - sizeof(*hdr), flip,
-				    &credit_now);
+		rc = o2_bulk_rx(conn, rx, hdr->type, rx->msg + sizeof(*hdr),
+				hdr->nob - sizeof(*hdr), flip, &credit_now);
+		if (rc == O2_BULK_HELD)
+			return;	/* the upper layer reposts it */
 		if (rc) {
 			o2_rx_protocol_error(conn, "bad bulk message", rc);
 			return;

@@ -300,6 +300,61 @@ void o2_lnet_drop(struct o2_conn *conn, const char *why)
 }
 
 /**
+ * o2_lnet_bulk_req() - a peer's PUT_REQ or GET_REQ (o2_up->bulk_req())
+ * @conn: the conn it came on
+ * @rx: its receive buffer (not held here)
+ * @type: O2_MSG_PUT_REQ or O2_MSG_GET_REQ
+ * @body: the request, checked (struct o2_putreq_msg, struct o2_get_msg)
+ * @rd_nob: GET_REQ: the bytes its sink takes
+ *
+ * A PUT goes to the selftest service's sink, to a selftest read waiting
+ * for its routed REPLY, or on to another node through this router; a
+ * GET to the selftest service's source.
+ *
+ * Return: 0 (answered), or an errno to refuse it with.
+ */
+int o2_lnet_bulk_req(struct o2_conn *conn, struct o2_rx *rx, u8 type,
+		     void *body, u32 rd_nob)
+{
+	const struct o2_putreq_msg *m = body;
+	const struct o2_lnet_hdr *h = &m->hdr;
+	u32 ltype = le32_to_cpu(h->type);
+	u64 dest = le64_to_cpu(h->dest_nid);
+	u32 nob = le32_to_cpu(h->payload_length);
+
+	if (type == O2_MSG_GET_REQ)
+		return o2_brw_get_src(conn, body, rd_nob);
+	if ((ltype == O2_LNET_MSG_PUT || ltype == O2_LNET_MSG_REPLY) &&
+	    dest != conn->ni->nid && !o2_ni_by_nid(dest))
+		return o2_rtr_forward_put(conn, m);
+	if (ltype == O2_LNET_MSG_REPLY && dest == conn->ni->nid &&
+	    nob <= O2LND_BRW_MAX_SIZE)
+		return o2_brw_reply_put(conn, m);
+	if (ltype != O2_LNET_MSG_PUT || dest != conn->ni->nid ||
+	    le32_to_cpu(h->msg.put.ptl_index) != O2_BRW_PORTAL ||
+	    nob > O2LND_BRW_MAX_SIZE)
+		return -ENODATA;	/* nobody takes it */
+	return o2_brw_put_sink(conn, m);
+}
+
+/**
+ * o2_bulk_launch() - send the request of an exchange of ours
+ * @ni: the NI
+ * @nid: the destination
+ * @tx: the request (PUT_REQ, GET_REQ)
+ * @b: its exchange, which waits for the peer's answer until its deadline;
+ *	takes over the caller's reference
+ *
+ * Return: as o2_ni_launch().
+ */
+int o2_bulk_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx,
+		   struct o2_bulk *b)
+{
+	o2_bulk_await(b, tx);
+	return o2_ni_launch(ni, nid, tx);
+}
+
+/**
  * o2_lnet_recv() - an IMMEDIATE message's LNet part arrived
  * @conn: the conn it came on
  * @rx: its receive buffer
@@ -590,10 +645,9 @@ static void o2_lnet_tx_finalize(struct o2_tx *tx)
 	o2_tx_credits_return(tx);
 }
 
-/* o2_up->conn_closed(): the bulk exchanges and router messages on it end. */
+/* o2_up->conn_closed(): the router messages on it end. */
 static void o2_lnet_conn_closed(struct o2_conn *conn)
 {
-	o2_bulk_conn_closed(conn);
 	o2_rtr_conn_closed(conn);
 }
 
@@ -607,8 +661,6 @@ static void o2_lnet_tick(unsigned long now, bool reattach)
 		o2_nis_link_check();
 		o2_health_recover();
 	}
-	o2_bulk_expire(now, false);
-	o2_bulk_pool_trim(now, false);
 	o2_rtr_expire(now, false);
 	/* messages waiting for LNet tx credits past their deadline fail */
 	o2_for_each_ni(ni)
@@ -625,7 +677,7 @@ static void o2_lnet_ni_changed(struct o2_ni *ni)
 const struct o2_lnet_ops o2_lnet_ops = {
 	.peer_init = o2_lnet_peer_init,
 	.recv = o2_lnet_recv,
-	.bulk_rx = o2_bulk_rx,
+	.bulk_req = o2_lnet_bulk_req,
 	.health = o2_peer_health,
 	.tx_finalize = o2_lnet_tx_finalize,
 	.resend = o2_lnet_resend,

@@ -3,8 +3,8 @@
  * o2lnd: the LNet layer (module/lnet/): NIs (ni.c), sending and
  * receiving LNet messages with their credits and peer health (lnet.c),
  * ping and push (ping.c), LNet peers with several NIDs, discovery and
- * Multi-Rail selection (discovery.c), the bulk PUT/GET protocol (bulk.c), the selftest
- * service (selftest.c), routing (router.c), the ioctl views (views.c)
+ * Multi-Rail selection (discovery.c), the selftest service
+ * (selftest.c), routing (router.c), the ioctl views (views.c)
  * and the char device (ctl.c).  It calls the LND by name (lnd.h).
  */
 #ifndef _O2LND_LNET_H
@@ -33,73 +33,17 @@ int o2_route_show(u32 index, struct o2lnd_ioc_route *out);
 void o2_routing_show(struct o2lnd_ioc_routing *out);
 void o2_rtr_peer_show(struct o2_peer *peer, struct o2lnd_ioc_peer *out);
 
-/* pending.c: what waits for a peer's answer, by cookie */
-enum o2_pend_kind {
-	O2_PEND_PING,		/* ping.c: a ping's REPLY, a push's ACK */
-	O2_PEND_BRW,		/* selftest.c: an RPC's ACK or REPLY */
-	O2_PEND_BULK,		/* bulk.c: an exchange's next message */
-	O2_PEND_KINDS
-};
-
-/**
- * struct o2_pend_wait - a caller sleeping until its request is answered
- * @cookie: the request's cookie: its key in the table, put on the wire
- * @done: completed once @finished
- * @finished: @status is final
- * @status: 0 or the errno the request ended with
- *
- * Inside a ping's or a selftest RPC's request; @finished and @status
- * change under the table's lock (o2_pend_wait_finish_locked()).
- */
-struct o2_pend_wait {
-	u64 cookie;
-	struct completion done;
-	bool finished;
-	int status;
-};
-
-u64 o2_pend_cookie(void);
-int o2_pend_wait_add(struct o2_pend_wait *w, void *obj,
-		     enum o2_pend_kind kind);
-void o2_pend_wait_finish_locked(struct o2_pend_wait *w, int status);
-int o2_pend_wait_end(struct o2_pend_wait *w, u32 timeout_ms);
-void o2_pend_lock(void);
-void o2_pend_unlock(void);
-int o2_pend_reserve(u64 cookie);
-void o2_pend_unreserve(u64 cookie);
-int o2_pend_add_locked(u64 cookie, void *obj, enum o2_pend_kind kind);
-void *o2_pend_find_locked(u64 cookie, enum o2_pend_kind kind);
-void o2_pend_del_locked(u64 cookie);
-void *o2_pend_next_locked(u64 *cookie, enum o2_pend_kind kind);
-void o2_pend_exit(void);
-
-/* bulk.c */
-struct o2_bulk *o2_bulk_alloc(struct o2_ni *ni, enum o2_bulk_kind kind,
-			      u32 nob, u64 seed, u32 flags, bool pooled);
-void o2_bulk_pool_trim(unsigned long now, bool all);
-int o2_bulk_map_on(struct o2_bulk *b, struct o2_dev *dev);
-void o2_bulk_drop_mr(struct o2_bulk *b, bool clean);
-struct o2_tx *o2_bulk_tx(struct o2_ni *ni, u8 type, struct o2_bulk *b,
-			 u32 body_len);
 int o2_bulk_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx,
 		   struct o2_bulk *b);
-void o2_bulk_desc(struct o2_bulk *b, struct o2_rdma_desc *rd);
-int o2_bulk_sink_start(struct o2_conn *conn, const struct o2_putreq_msg *m,
-		       const struct o2_bulk_owner *o);
-void o2_bulk_rtr_nak(struct o2_conn *conn, const struct o2_putreq_msg *m,
-		     int status);
-void o2_bulk_rtr_send(struct o2_ni *ni, u64 hop, const struct o2_lnet_hdr *hdr,
-		      struct o2_bulk *b, const struct o2_bulk_owner *o);
-int o2_bulk_rx(struct o2_conn *conn, u8 type, void *body, u32 len,
-	       bool flip, bool *credit_now);
-void o2_bulk_put(struct o2_bulk *b);
-void o2_bulk_conn_closed(struct o2_conn *conn);
-void o2_bulk_expire(unsigned long now, bool all);
+int o2_lnet_bulk_req(struct o2_conn *conn, struct o2_rx *rx, u8 type,
+		     void *body, u32 rd_nob);
 
 /* selftest.c */
 int o2_brw(u64 nid, u64 src_nid, u32 op, u32 size, u32 timeout_ms,
 	   u32 flags, u64 seed, struct o2lnd_ioc_brw *out);
 void o2_brw_fill(struct o2_bulk *b);
+int o2_brw_get_src(struct o2_conn *conn, const struct o2_get_msg *m,
+		   u32 rd_nob);
 int o2_brw_put_sink(struct o2_conn *conn, const struct o2_putreq_msg *m);
 int o2_brw_reply_put(struct o2_conn *conn, const struct o2_putreq_msg *m);
 bool o2_brw_lnet_ack(u64 cookie, u64 from, u64 match_bits, u32 mlength);

@@ -680,12 +680,15 @@ static void o2_rtr_start_put(struct o2_rtr_msg *m)
 static void o2_rtr_put_arrived(struct o2_rtr_msg *m, struct o2_bulk *b)
 {
 	const struct o2_bulk_owner o = { .done = o2_rtr_bulk_done, .ctx = m };
+	struct o2_tx *tx;
 
 	atomic64_inc(&o2_rtr_st.forwarded);
 	atomic64_add(b->nob, &o2_rtr_st.forwarded_bytes);
 	o2_conn_put(m->conn);	/* its sender is done with */
 	m->conn = NULL;
-	o2_bulk_rtr_send(m->out_ni, m->hop, &m->putreq.hdr, b, &o);
+	tx = o2_bulk_rtr_send(m->out_ni, m->hop, &m->putreq.hdr, b, &o);
+	if (tx)
+		o2_ni_launch(m->out_ni, m->hop, tx);
 }
 
 /*

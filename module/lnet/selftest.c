@@ -232,10 +232,44 @@ static void o2_brw_bulk_done(struct o2_bulk *b, int status)
 		o2_brw_update(b->peer_cookie, status, true, false);
 		return;
 	}
+	/* a read's REPLY is as long as its sink */
+	if (!status && b->got != b->nob)
+		status = -EPROTO;
 	if (!status && (b->flags & O2LND_BRW_F_CHECK) &&
 	    !o2_bulk_pattern(b, true))
 		status = -EBADMSG;
 	o2_brw_update(b->peer_cookie, status, true, true);
+}
+
+/**
+ * o2_brw_get_src() - answer a GET_REQ of the selftest portal
+ * @conn: the conn it came on
+ * @m: the request (its descriptor checked against its length)
+ * @rd_nob: the bytes its sink takes
+ *
+ * RDMA-writes the pattern of the GET's seed (its match bits) into the
+ * peer's sink, then GET_DONE.
+ *
+ * Return: 0 (answered), or an errno to answer with.
+ */
+int o2_brw_get_src(struct o2_conn *conn, const struct o2_get_msg *m,
+		   u32 rd_nob)
+{
+	const struct o2_lnet_hdr *h = &m->hdr;
+	u64 mb = le64_to_cpu(h->msg.get.match_bits);
+	struct o2_bulk *b;
+
+	if (le32_to_cpu(h->type) != O2_LNET_MSG_GET ||
+	    le64_to_cpu(h->dest_nid) != conn->ni->nid ||
+	    le32_to_cpu(h->msg.get.ptl_index) != O2_BRW_PORTAL)
+		return -ENODATA;
+	b = o2_bulk_alloc(conn->ni, O2_BULK_GET_SRC, rd_nob, mb >> 1,
+			  (u32)mb & O2LND_BRW_F_CHECK, true);
+	if (!b)
+		return -ENOMEM;
+	o2_brw_fill(b);
+	o2_bulk_get_reply(conn, m, b);
+	return 0;
 }
 
 /*

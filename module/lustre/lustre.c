@@ -7,11 +7,14 @@
  * connections, their deadlines, the race rule, the queue bounds, reaping
  * and healing.
  *
- * What it carries: messages whose LNet header and payload fit one o2iblnd
- * message (IMMEDIATE): pings, discovery and pushes, ACKs, and every small
- * RPC.  A larger one would need the RDMA exchanges (PUT_REQ, GET_REQ);
- * this module refuses to send one (-EMSGSIZE, which LNet finalizes) and
- * answers a peer's with a NAK, so neither side waits for it.
+ * What it carries: every LNet message, as o2iblnd does.  One whose LNet
+ * header and payload fit one o2iblnd message goes inline (IMMEDIATE); a
+ * larger PUT or REPLY goes by PUT_REQ, and a GET whose REPLY would not fit
+ * by GET_REQ, their payloads moved by RDMA from and into the pages Lustre's
+ * LNet describes (msg_kiov, the MD's md_kiov), by the transport's exchanges
+ * (module/lnd/bulk.c).  A peer's PUT_REQ or GET_REQ is parsed by LNet as an
+ * RDMA request; its buffer is held until lnd_recv() offers the sink or
+ * writes the source.
  *
  * Objects and lifetimes.  An NI of Lustre's (struct lnet_ni) gets an
  * o2l_ni, which embeds the transport's o2_ni and points back at it
@@ -21,7 +24,9 @@
  * is kept on o2l_retired (taken back by the next startup of its NID) and
  * freed at unload.  A message of Lustre's (struct lnet_msg) being sent
  * is the owner of one tx (tx->owner), finalized exactly once, by the tx's
- * done callback.  A received message is held in its receive buffer from
+ * done callback, or of one bulk exchange (b->owner: a GET's is an o2l_get
+ * with its REPLY), finalized by the exchange's done callback.  A received
+ * message is held in its receive buffer from
  * lnet_parse() to lnd_recv(), which reposts it; the conn counts it held
  * (conn->rtr_held), and its teardown waits for it.
  *
@@ -32,6 +37,7 @@
 #include <linux/slab.h>
 #include <linux/uio.h>
 #include <linux/ratelimit.h>
+#include <linux/sched/mm.h>
 #include "o2l_compat.h"
 #include "lnd.h"
 #include "health.h"
@@ -110,36 +116,142 @@ static bool o2l_rx(struct o2_conn *conn, struct o2_rx *rx, void *payload,
 }
 
 /*
- * Copy what Lustre's LNet wants of a received IMMEDIATE message (@want
- * bytes into @to), finalize @msg, and repost the buffer.
+ * b->done of an exchange a peer asked for (our PUT sink, our GET source):
+ * Lustre's message (the PUT, the REPLY) is finalized with its end.
  */
-static int o2l_recv_into(struct o2_rx *rx, struct lnet_msg *msg,
-			 struct iov_iter *to, unsigned int rlen)
+static void o2l_bulk_in_done(struct o2_bulk *b, int status)
+{
+	lnet_finalize(b->owner, status);
+}
+
+/*
+ * lnd_recv of a peer's PUT_REQ (@m): offer the sink LNet gave (@mlen
+ * bytes of @kiov from @offset; none: nothing matched, a NAK), or refuse.
+ * Return: the credit reposting the buffer gives, or an errno (then LNet
+ * finalizes @msg).
+ */
+static int o2l_recv_put(struct o2_conn *conn, const struct o2_putreq_msg *m,
+			struct lnet_msg *msg, const struct bio_vec *kiov,
+			u32 niov, u32 offset, u32 mlen, int *credit)
+{
+	struct o2_bulk *b;
+	int rc;
+
+	*credit = O2_RX_CREDIT_PEER;
+	if (!mlen) {
+		if (msg)
+			lnet_finalize(msg, 0);
+		o2_bulk_send_completion(conn, O2_MSG_PUT_NAK, m->cookie, 0);
+		return 0;
+	}
+	b = o2_bulk_alloc_kiov(conn->ni, O2_BULK_PUT_SINK, kiov, niov, offset,
+			       mlen);
+	if (IS_ERR(b)) {
+		rc = PTR_ERR(b);
+	} else {
+		b->done = o2l_bulk_in_done;
+		b->owner = msg;
+		rc = o2_bulk_sink_offer(conn, m, b);
+	}
+	if (rc) {
+		o2_bulk_send_completion(conn, O2_MSG_PUT_NAK, m->cookie, rc);
+		return rc;
+	}
+	*credit = O2_RX_CREDIT_NONE;	/* it returns with PUT_DONE */
+	return 0;
+}
+
+/*
+ * lnd_recv of a peer's GET_REQ (@m): RDMA-write the REPLY LNet made
+ * (@msg, its payload from msg_kiov) into the peer's sink, or tell the
+ * peer nothing matched.  Return: 0, or an errno (LNet finalizes @msg).
+ */
+static int o2l_recv_get(struct o2_conn *conn, const struct o2_get_msg *m,
+			struct lnet_msg *msg)
+{
+	struct o2_bulk *b;
+
+	if (!msg) {
+		o2_bulk_send_completion(conn, O2_MSG_GET_DONE, m->cookie,
+					-ENODATA);
+		return 0;
+	}
+	if (!msg->msg_len) {
+		o2_bulk_send_completion(conn, O2_MSG_GET_DONE, m->cookie, 0);
+		lnet_finalize(msg, 0);
+		return 0;
+	}
+	b = o2_bulk_alloc_kiov(conn->ni, O2_BULK_GET_SRC, msg->msg_kiov,
+			       msg->msg_niov, msg->msg_offset, msg->msg_len);
+	if (IS_ERR(b)) {
+		o2_bulk_send_completion(conn, O2_MSG_GET_DONE, m->cookie,
+					PTR_ERR(b));
+		return PTR_ERR(b);
+	}
+	b->done = o2l_bulk_in_done;
+	b->owner = msg;
+	o2_bulk_get_reply(conn, m, b);	/* every end reaches b->done */
+	return 0;
+}
+
+/*
+ * What Lustre's LNet wants of a received message held in @rx (the sink:
+ * @mlen bytes of @kiov from @offset; @rlen: what the peer sent): an
+ * IMMEDIATE's payload is copied, a PUT_REQ's sink offered, a GET_REQ's
+ * REPLY written; then the buffer is reposted.  Return: 0, or an errno
+ * for LNet to finalize @msg with.
+ */
+static int o2l_recv_rx(struct o2_rx *rx, struct lnet_msg *msg,
+		       const struct bio_vec *kiov, u32 niov, u32 offset,
+		       u32 mlen, u32 rlen)
 {
 	struct o2_conn *conn = rx->conn;
-	void *data = rx->msg + sizeof(struct o2_msg_hdr) + O2L_LNET_HDR_SIZE;
-	size_t want = to ? iov_iter_count(to) : 0;
+	struct o2_msg_hdr *h = rx->msg;
+	void *body = rx->msg + sizeof(*h);
+	int credit = O2_RX_CREDIT_PEER;
+	struct iov_iter to;
 	int rc = 0;
 
-	/* o2l_rx() checked that the payload LNet was told of arrived */
-	if (want > rlen)
-		rc = -EPROTO;
-	else if (want && copy_to_iter(data, want, to) != want)
-		rc = -EFAULT;
-	if (msg)
-		lnet_finalize(msg, rc);
-	o2_rx_repost(rx, O2_RX_CREDIT_PEER);
+	switch (h->type) {
+	case O2_MSG_PUT_REQ:
+		rc = o2l_recv_put(conn, body, msg, kiov, niov, offset, mlen,
+				  &credit);
+		break;
+	case O2_MSG_GET_REQ:
+		rc = o2l_recv_get(conn, body, msg);
+		break;
+	default:
+		/* o2l_rx() checked that the payload LNet was told of arrived */
+		if (mlen > rlen) {
+			rc = -EPROTO;
+			break;
+		}
+		if (!mlen) {
+			if (msg)
+				lnet_finalize(msg, 0);
+			break;
+		}
+		iov_iter_bvec(&to, READ, kiov, niov, offset + mlen);
+		iov_iter_advance(&to, offset);
+		if (copy_to_iter(body + O2L_LNET_HDR_SIZE, mlen, &to) != mlen)
+			rc = -EFAULT;
+		else
+			lnet_finalize(msg, 0);
+		break;
+	}
+	o2_rx_repost(rx, credit);
 	if (atomic_dec_and_test(&conn->rtr_held))
 		wake_up(&o2_exit_waitq);
 	return rc;
 }
 
 #ifdef O2L_RECV_ITER
-/* lnd_recv (2.17): the sink is an iterator */
+/* lnd_recv (2.17): the sink is a bio_vec iterator */
 static int o2l_recv(struct lnet_ni *lni, void *private, struct lnet_msg *msg,
 		    int delayed, struct iov_iter *to, unsigned int rlen)
 {
-	return o2l_recv_into(private, msg, to, rlen);
+	return o2l_recv_rx(private, msg, to->bvec, to->nr_segs,
+			   to->iov_offset, iov_iter_count(to), rlen);
 }
 #else
 /* lnd_recv (2.15, 2.16): the sink is @niov pages from @offset */
@@ -147,60 +259,88 @@ static int o2l_recv(struct lnet_ni *lni, void *private, struct lnet_msg *msg,
 		    int delayed, unsigned int niov, struct bio_vec *kiov,
 		    unsigned int offset, unsigned int mlen, unsigned int rlen)
 {
-	struct iov_iter to;
-
-	iov_iter_bvec(&to, READ, kiov, niov, offset + mlen);
-	iov_iter_advance(&to, offset);
-	return o2l_recv_into(private, msg, mlen ? &to : NULL, rlen);
+	return o2l_recv_rx(private, msg, kiov, niov, offset, mlen, rlen);
 }
 #endif
 
 /*
- * o2_up->bulk_rx(): a peer's RDMA exchange (PUT_REQ, GET_REQ) is refused
- * with its NAK, so that it ends at once on the peer; the rest (answers
- * to exchanges of ours) cannot come, since we start none.
+ * o2_up->bulk_req(): a peer's PUT_REQ or GET_REQ: Lustre's LNet parses its
+ * LNet header as an RDMA request and calls o2l_recv() for it, now or
+ * later; @rx is held until then.  Receive completion (ib_comp_wq).
+ * Return: O2_BULK_HELD, or an errno to refuse it with.
  */
-static int o2l_bulk_rx(struct o2_conn *conn, u8 type, void *body, u32 len,
-		       bool flip, bool *credit_now)
+static int o2l_bulk_req(struct o2_conn *conn, struct o2_rx *rx, u8 type,
+			void *body, u32 rd_nob)
 {
-	const struct o2_putreq_msg *req = body;
-	struct o2_completion_msg *m;
-	char nid[O2_NIDSTR_SIZE];
-	struct o2_tx *tx;
-	u64 cookie;
+	struct lnet_ni *lni = READ_ONCE(o2l_of(conn->ni)->lni);
+	/* a PUT_REQ and a GET_REQ both start with the LNet header */
+	struct o2_putreq_msg *m = body;
+	struct lnet_nid src;
+	struct lnet_hdr hdr;
+	int rc;
 
-	*credit_now = true;
-	if (type != O2_MSG_PUT_REQ && type != O2_MSG_GET_REQ)
-		return -EPROTO;
-	/* both start with the LNet header, then the requester's cookie */
-	if (len < sizeof(*req))
-		return -EPROTO;
-	cookie = flip ? swab64(req->cookie) : req->cookie;
-	pr_warn_ratelimited("o2lnd: %s: %s from %s refused: this LND carries no RDMA bulk yet\n",
-			    conn->ni->net,
-			    type == O2_MSG_PUT_REQ ? "PUT_REQ" : "GET_REQ",
-			    o2_nid_format(conn->peer->nid, nid, sizeof(nid)));
-	tx = o2_tx_alloc(conn->ni, type == O2_MSG_PUT_REQ ? O2_MSG_PUT_NAK :
-			 O2_MSG_GET_DONE);
-	if (!tx)
-		return 0;
-	m = tx->msg + sizeof(struct o2_msg_hdr);
-	m->cookie = cookie;
-	m->status = -EPROTONOSUPPORT;
-	tx->nob = sizeof(struct o2_msg_hdr) + sizeof(*m);
-	tx->nid = conn->peer->nid;
-	tx->deadline = jiffies + o2_timeout * HZ;
-	tx->has_deadline = true;
-	if (o2_conn_queue_tx(conn, tx)) {
-		tx->status = -ECONNABORTED;
-		o2_tx_put(tx);
-		return 0;
+	BUILD_BUG_ON(offsetof(struct o2_get_msg, hdr) != 0);
+	if (!lni)
+		return -ESHUTDOWN;
+	o2l_hdr_from_wire(&hdr, &m->hdr);
+	o2l_nid_from_u64(conn->peer->nid, &src);
+	atomic_inc(&conn->rtr_held);
+	rc = lnet_parse(lni, &hdr, &src, rx, 1);
+	if (rc < 0) {
+		/* LNet will not call o2l_recv(): refused, the buffer reposted */
+		if (atomic_dec_and_test(&conn->rtr_held))
+			wake_up(&o2_exit_waitq);
+		return rc;
 	}
-	o2_conn_check_sends(conn);
-	return 0;
+	return O2_BULK_HELD;
 }
 
 /* ---- sending ---- */
+
+/**
+ * struct o2l_get - a GET of Lustre's sent by GET_REQ
+ * @get: the GET
+ * @reply: its REPLY (lnet_create_reply_msg()), whose payload the peer
+ *	RDMA-writes into the GET's MD
+ */
+struct o2l_get {
+	struct lnet_msg *get;
+	struct lnet_msg *reply;
+};
+
+/* Lustre's health status of a message of ours that ended with @status. */
+static void o2l_set_hstatus(struct lnet_msg *msg, int status,
+			    enum o2_tx_phase phase)
+{
+	msg->msg_health_status = (enum lnet_msg_hstatus)
+				 o2_hstatus_of(status, phase);
+}
+
+/*
+ * b->done of an exchange of ours (our PUT's source, our GET's sink): the
+ * PUT, or the GET and its REPLY (as long as the peer's GET_DONE said),
+ * are finalized with its end.  An exchange whose request never went out
+ * ended waiting for a connection; else on the wire.
+ */
+static void o2l_bulk_out_done(struct o2_bulk *b, int status)
+{
+	enum o2_tx_phase phase = b->conn ? O2_TXP_POSTED : O2_TXP_CONNECT;
+	struct o2l_get *g = b->owner;
+	struct lnet_ni *lni;
+
+	if (b->kind == O2_BULK_PUT_SRC) {
+		o2l_set_hstatus(b->owner, status, phase);
+		lnet_finalize(b->owner, status);
+		return;
+	}
+	lni = g->get->msg_txni;
+	if (!status)
+		lnet_set_reply_msg_len(lni, g->reply, b->got);
+	o2l_set_hstatus(g->get, status, phase);
+	lnet_finalize(g->get, status);
+	lnet_finalize(g->reply, status);
+	kfree(g);
+}
 
 /* tx->done of a Lustre message: LNet learns how it ended. */
 static void o2l_tx_done(struct o2_tx *tx)
@@ -212,68 +352,178 @@ static void o2l_tx_done(struct o2_tx *tx)
 		phase = O2_TXP_POSTED;
 	else if (tx->peer && READ_ONCE(tx->peer->state) != O2_PEER_ESTABLISHED)
 		phase = O2_TXP_CONNECT;
-	msg->msg_health_status = (enum lnet_msg_hstatus)
-				 o2_hstatus_of(tx->status, phase);
+	o2l_set_hstatus(msg, tx->status, phase);
 	lnet_finalize(msg, tx->status);
 }
 
 /*
- * lnd_send: send @msg to its target (or the router LNet chose) as one
- * IMMEDIATE message.  Once the tx exists every outcome, an immediate
- * failure included, reaches LNet through o2l_tx_done(): 0 is returned.
- * Return: 0, or an errno before anything was sent (LNet finalizes).
+ * The request of an exchange of ours: a PUT_REQ carrying @msg's header
+ * with @msg's payload as source, or a GET_REQ offering its MD as sink
+ * (@g its GET and REPLY).  Return: the tx, its exchange waiting, or an
+ * ERR_PTR before anything was sent.
  */
-static int o2l_send(struct lnet_ni *lni, void *private, struct lnet_msg *msg)
+static struct o2_tx *o2l_bulk_request(struct o2l_ni *n, struct lnet_msg *msg,
+				      struct o2l_get *g)
 {
+	struct lnet_libmd *md = msg->msg_md;
+	struct o2_putreq_msg *put;
+	struct o2_get_msg *get;
+	struct o2_bulk *b;
+	struct o2_tx *tx;
+	int rc;
+
+	if (g)
+		b = o2_bulk_alloc_kiov(&n->ni, O2_BULK_GET_SINK, md->md_kiov,
+				       md->md_niov, 0, md->md_length);
+	else
+		b = o2_bulk_alloc_kiov(&n->ni, O2_BULK_PUT_SRC, msg->msg_kiov,
+				       msg->msg_niov, msg->msg_offset,
+				       msg->msg_len);
+	if (IS_ERR(b))
+		return ERR_CAST(b);
+	if (!g) {
+		tx = o2_bulk_tx(&n->ni, O2_MSG_PUT_REQ, b, sizeof(*put));
+		if (!tx) {
+			o2_bulk_put(b);
+			return ERR_PTR(-ENOMEM);
+		}
+		put = tx->msg + sizeof(struct o2_msg_hdr);
+		o2l_hdr_to_wire(&msg->msg_hdr, &put->hdr);
+		put->cookie = b->cookie;
+		b->owner = msg;
+	} else {
+		rc = o2_bulk_map_on(b, o2_ni_get_dev(&n->ni));
+		tx = rc ? NULL : o2_bulk_tx(&n->ni, O2_MSG_GET_REQ, b,
+					    sizeof(*get) +
+					    sizeof(get->rd.frags[0]));
+		if (!tx) {
+			o2_bulk_drop_mr(b, true);	/* never registered */
+			o2_bulk_put(b);
+			return ERR_PTR(rc ? rc : -ENOMEM);
+		}
+		get = tx->msg + sizeof(struct o2_msg_hdr);
+		o2l_hdr_to_wire(&msg->msg_hdr, &get->hdr);
+		get->cookie = b->cookie;
+		o2_bulk_desc(b, &get->rd);
+		tx->reg = true;
+		b->owner = g;
+	}
+	b->peer_nid = O2L_NID_TO_U64(&msg->msg_target.nid);
+	b->hop_nid = b->peer_nid;
+	b->done = o2l_bulk_out_done;
+	o2_bulk_await(b, tx);
+	return tx;
+}
+
+/*
+ * Send @msg to its target (or the router LNet chose): inline
+ * when it fits one message, else by RDMA (a PUT or REPLY by PUT_REQ; a
+ * GET whose REPLY would not fit inline by GET_REQ, unless it is routed,
+ * whose REPLY comes back inline or by the router's PUT).  Once the tx
+ * exists every outcome, an immediate failure included, reaches LNet
+ * through o2l_tx_done() or its exchange's o2l_bulk_out_done(): 0 is
+ * returned.  Return: 0, or an errno before anything was sent (LNet
+ * finalizes).
+ */
+static int o2l_send_nofs(struct lnet_ni *lni, struct lnet_msg *msg)
+{
+	const u32 room = O2_MAX_MSG_SIZE - sizeof(struct o2_msg_hdr) -
+			 O2L_LNET_HDR_SIZE;
 	struct o2l_ni *n = lni->ni_data;
 	u32 nob = msg->msg_len;
+	struct o2l_get *g = NULL;
 	struct o2_peer *peer;
 	struct iov_iter from;
 	struct o2_tx *tx;
+	bool rdma = false;
 	void *buf;
 	u64 dst;
 
 	if (!O2L_NID_IS_NID4(&msg->msg_target.nid))
 		return -EAFNOSUPPORT;
-	if (sizeof(struct o2_msg_hdr) + O2L_LNET_HDR_SIZE + nob >
-	    O2_MAX_MSG_SIZE) {
-		pr_warn_ratelimited("o2lnd: %s: a message of %u bytes to %s needs RDMA bulk, which this LND does not carry yet\n",
-				    n->ni.net, nob,
-				    O2L_NIDSTR(&msg->msg_target.nid));
-		return -EMSGSIZE;
-	}
 	dst = O2L_NID_TO_U64(&msg->msg_target.nid);
-	tx = o2_tx_alloc(&n->ni, O2_MSG_IMMEDIATE);
-	if (!tx)
-		return -ENOMEM;
-	buf = tx->msg + sizeof(struct o2_msg_hdr);
-	o2l_hdr_to_wire(&msg->msg_hdr, buf);
-	if (nob) {
-		iov_iter_bvec(&from, WRITE, msg->msg_kiov, msg->msg_niov,
-			      msg->msg_offset + nob);
-		iov_iter_advance(&from, msg->msg_offset);
-		if (copy_from_iter(buf + O2L_LNET_HDR_SIZE, nob, &from) !=
-		    nob) {
-			o2_tx_put(tx);
-			return -EFAULT;
+	switch (msg->msg_type) {
+	case LNET_MSG_GET:
+		rdma = !msg->msg_routing && !msg->msg_target_is_router &&
+		       msg->msg_md->md_length > room;
+		break;
+	case LNET_MSG_PUT:
+	case LNET_MSG_REPLY:
+		rdma = nob > room;
+		break;
+	default:
+		break;
+	}
+	if (nob > room && !rdma)
+		return -EMSGSIZE;	/* an ACK or GET with a payload */
+	if (rdma && msg->msg_type == LNET_MSG_GET) {
+		g = kmalloc(sizeof(*g), GFP_KERNEL);
+		if (!g)
+			return -ENOMEM;
+		g->get = msg;
+		g->reply = lnet_create_reply_msg(lni, msg);
+		if (!g->reply) {
+			kfree(g);
+			return -EIO;
 		}
 	}
-	tx->nob = sizeof(struct o2_msg_hdr) + O2L_LNET_HDR_SIZE + nob;
+	if (rdma) {
+		tx = o2l_bulk_request(n, msg, g);
+		if (IS_ERR(tx)) {
+			if (g) {
+				/* as o2iblnd: LNet finalizes the GET */
+				lnet_finalize(g->reply, PTR_ERR(tx));
+				kfree(g);
+			}
+			return PTR_ERR(tx);
+		}
+	} else {
+		tx = o2_tx_alloc(&n->ni, O2_MSG_IMMEDIATE);
+		if (!tx)
+			return -ENOMEM;
+		buf = tx->msg + sizeof(struct o2_msg_hdr);
+		o2l_hdr_to_wire(&msg->msg_hdr, buf);
+		if (nob) {
+			iov_iter_bvec(&from, WRITE, msg->msg_kiov,
+				      msg->msg_niov, msg->msg_offset + nob);
+			iov_iter_advance(&from, msg->msg_offset);
+			if (copy_from_iter(buf + O2L_LNET_HDR_SIZE, nob,
+					   &from) != nob) {
+				o2_tx_put(tx);
+				return -EFAULT;
+			}
+		}
+		tx->nob = sizeof(struct o2_msg_hdr) + O2L_LNET_HDR_SIZE + nob;
+		tx->owner = msg;
+		tx->done = o2l_tx_done;
+		tx->deadline = jiffies + o2_timeout * HZ;
+		tx->has_deadline = true;
+	}
+	/* from here on LNet hears of it through the tx or its exchange */
 	peer = o2_peer_find_or_create(&n->ni, dst);
 	if (!peer) {
+		tx->status = READ_ONCE(n->ni.shutdown) ? -ESHUTDOWN : -ENOMEM;
 		o2_tx_put(tx);
-		return READ_ONCE(n->ni.shutdown) ? -ESHUTDOWN : -ENOMEM;
+		return 0;
 	}
-	/* from here on LNet hears of it through o2l_tx_done() only */
-	tx->owner = msg;
-	tx->done = o2l_tx_done;
 	tx->peer = peer;	/* the find's reference */
 	tx->nid = dst;
-	tx->deadline = jiffies + o2_timeout * HZ;
 	tx->msg_deadline = tx->deadline;
-	tx->has_deadline = true;
 	o2_peer_send(peer, tx);
 	return 0;
+}
+
+/*
+ * lnd_send: as o2l_send_nofs(), whose allocations must not recurse into
+ * a file system (a Lustre client sends from its writeback).
+ */
+static int o2l_send(struct lnet_ni *lni, void *private, struct lnet_msg *msg)
+{
+	unsigned int nofs = memalloc_nofs_save();
+	int rc = o2l_send_nofs(lni, msg);
+
+	memalloc_nofs_restore(nofs);
+	return rc;
 }
 
 /* ---- the transport's way up ---- */
@@ -301,7 +551,7 @@ static bool o2l_resend(struct o2_tx *tx, int error)
 	return false;
 }
 
-/* o2_up->conn_closed(): nothing waits on a conn here. */
+/* o2_up->conn_closed(): the transport ends the exchanges on it. */
 static void o2l_conn_closed(struct o2_conn *conn)
 {
 }
@@ -328,7 +578,7 @@ static void o2l_ni_changed(struct o2_ni *ni)
 static const struct o2_lnet_ops o2l_ops = {
 	.peer_init = o2l_peer_init,
 	.recv = o2l_rx,
-	.bulk_rx = o2l_bulk_rx,
+	.bulk_req = o2l_bulk_req,
 	.health = o2l_health,
 	.tx_finalize = o2l_tx_finalize,
 	.resend = o2l_resend,
@@ -645,6 +895,8 @@ static void __exit o2l_exit(void)
 		o2_tx_pool_trim(&n->ni);
 		kfree(n);
 	}
+	o2_bulk_pool_trim(jiffies, true);
+	o2_pend_exit();
 	o2_fault_clear();
 	pr_info("o2lnd: unloaded (Lustre's o2ib LND)\n");
 }

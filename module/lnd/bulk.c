@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * o2lnd: bulk data by RDMA (o2iblnd v2 PUT_REQ/PUT_ACK/PUT_NAK/PUT_DONE
- * and GET_REQ/GET_DONE).  An exchange belongs to an owner told of its end
- * through o2_bulk.done (the selftest in selftest.c, the router in
- * router.c); this file matches the messages to exchanges, moves the data
- * and never calls an owner by name.
+ * and GET_REQ/GET_DONE), the transport's for both upper layers.  An
+ * exchange belongs to an owner told of its end through o2_bulk.done (o2lnd's
+ * selftest and router, Lustre's messages under o2lnd_lustre.ko); this file
+ * matches the messages to exchanges, moves the data and never calls an
+ * owner by name.  A peer's request (PUT_REQ, GET_REQ) goes up through
+ * o2_up->bulk_req(), which answers it with the calls below or refuses it.
+ *
+ * A buffer is either the transport's own pages (o2_bulk_alloc()) or the
+ * owner's (o2_bulk_alloc_kiov(): a bio_vec array with an offset, as
+ * Lustre's LNet describes a payload), mapped with one FRWR MR.
  *
  * The side holding the data RDMA-writes it, as o2iblnd does:
  *   PUT: A -> PUT_REQ(LNet PUT, cookie)          (credited, reserved)
@@ -40,7 +46,8 @@
 #include <linux/scatterlist.h>
 #include <linux/ratelimit.h>
 #include <linux/random.h>
-#include "lnet.h"
+#include <linux/bvec.h>
+#include "lnd.h"
 
 /* ---- buffers ---- */
 
@@ -67,7 +74,7 @@ void o2_bulk_drop_mr(struct o2_bulk *b, bool clean)
 	}
 }
 
-/* ---- the selftest page pool ---- */
+/* ---- the page pool of the transport's own buffers ---- */
 
 /*
  * Selftest buffers take their pages from a pool instead of the page
@@ -264,6 +271,79 @@ struct o2_bulk *o2_bulk_alloc(struct o2_ni *ni, enum o2_bulk_kind kind,
 fail:
 	o2_bulk_put(b);
 	return NULL;
+}
+
+/**
+ * o2_bulk_alloc_kiov() - a bulk exchange over the owner's pages
+ * @ni: the NI
+ * @kind: O2_BULK_*
+ * @kiov: the pages (not referenced: they must outlive the exchange, as
+ *	an LNet message's payload outlives its finalize)
+ * @niov: entries of @kiov
+ * @offset: bytes of @kiov to skip
+ * @nob: payload bytes from there (1..O2LND_BRW_MAX_SIZE)
+ *
+ * One FRWR MR maps the payload as one virtually contiguous range, so
+ * every fragment but the first must start a page and every one but the
+ * last must end one (what LNet's bulk pages are).
+ *
+ * Return: the buffer (one reference, a fresh cookie, the timeout
+ * parameter as deadline, no owner yet), ERR_PTR(-EINVAL) for a payload
+ * with a gap, or ERR_PTR(-ENOMEM).
+ */
+struct o2_bulk *o2_bulk_alloc_kiov(struct o2_ni *ni, enum o2_bulk_kind kind,
+				   const struct bio_vec *kiov, u32 niov,
+				   u32 offset, u32 nob)
+{
+	struct scatterlist *sg;
+	struct o2_bulk *b;
+	u32 i, n = 0, left = nob;
+
+	/* skip @offset, then count the fragments the payload spans */
+	while (niov && offset >= kiov->bv_len) {
+		offset -= kiov->bv_len;
+		kiov++;
+		niov--;
+	}
+	for (i = 0; i < niov && left; i++) {
+		u32 off = kiov[i].bv_offset + (i ? 0 : offset);
+		u32 len = min(left, kiov[i].bv_len - (i ? 0 : offset));
+
+		if ((i && off % PAGE_SIZE) ||
+		    (left > len && (off + len) % PAGE_SIZE))
+			return ERR_PTR(-EINVAL);
+		left -= len;
+		n++;
+	}
+	if (!nob || nob > O2LND_BRW_MAX_SIZE || left)
+		return ERR_PTR(-EINVAL);
+	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&b->ref);
+	INIT_LIST_HEAD(&b->list);
+	b->kind = kind;
+	b->ni = ni;
+	b->nob = nob;
+	b->cookie = o2_pend_cookie();
+	b->deadline = jiffies + o2_timeout * HZ;
+	if (o2_pend_reserve(b->cookie)) {
+		kfree(b);
+		return ERR_PTR(-ENOMEM);
+	}
+	if (sg_alloc_table(&b->sgt, n, GFP_KERNEL)) {
+		o2_bulk_put(b);
+		return ERR_PTR(-ENOMEM);
+	}
+	left = nob;
+	for_each_sg(b->sgt.sgl, sg, n, i) {
+		u32 off = i ? 0 : offset;
+		u32 len = min(left, kiov[i].bv_len - off);
+
+		sg_set_page(sg, kiov[i].bv_page, len, kiov[i].bv_offset + off);
+		left -= len;
+	}
+	return b;
 }
 
 /**
@@ -536,23 +616,20 @@ struct o2_tx *o2_bulk_tx(struct o2_ni *ni, u8 type, struct o2_bulk *b,
 }
 
 /**
- * o2_bulk_launch() - send the request of an exchange of ours
- * @ni: the NI
- * @nid: the destination
- * @tx: the request (PUT_REQ, GET_REQ)
- * @b: its exchange, which waits for the peer's answer until its deadline;
- *	takes over the caller's reference
+ * o2_bulk_await() - an exchange of ours waits for the peer's answer
+ * @b: the exchange; takes over the caller's reference
+ * @tx: its request (PUT_REQ, GET_REQ), which the caller sends next: it
+ *	gets the exchange's deadline
  *
- * Return: as o2_ni_launch().
+ * The exchange waits until its deadline, and from the moment its
+ * request went out, on that request's conn (o2_bulk_bind()).
  */
-int o2_bulk_launch(struct o2_ni *ni, u64 nid, struct o2_tx *tx,
-		   struct o2_bulk *b)
+void o2_bulk_await(struct o2_bulk *b, struct o2_tx *tx)
 {
 	tx->deadline = b->deadline;
 	tx->has_deadline = true;
 	o2_bulk_wait(b, NULL);
 	o2_bulk_put(b);		/* the table and the tx hold it */
-	return o2_ni_launch(ni, nid, tx);
 }
 
 /**
@@ -582,8 +659,15 @@ static void o2_bulk_reply(struct o2_conn *conn, struct o2_tx *tx)
 	o2_conn_check_sends(conn);
 }
 
-static void o2_bulk_send_completion(struct o2_conn *conn, u8 type, u64 cookie,
-				    int status)
+/**
+ * o2_bulk_send_completion() - answer a peer's exchange without data
+ * @conn: the conn its request came on
+ * @type: O2_MSG_PUT_NAK, O2_MSG_PUT_DONE or O2_MSG_GET_DONE
+ * @cookie: the peer's cookie
+ * @status: 0, or the negative errno it ends with
+ */
+void o2_bulk_send_completion(struct o2_conn *conn, u8 type, u64 cookie,
+			     int status)
 {
 	struct o2_completion_msg *m;
 	struct o2_tx *tx = o2_bulk_tx(conn->ni, type, NULL, sizeof(*m));
@@ -626,31 +710,56 @@ static void o2_bulk_refuse(struct o2_conn *conn, const char *why)
 int o2_bulk_sink_start(struct o2_conn *conn, const struct o2_putreq_msg *m,
 		       const struct o2_bulk_owner *o)
 {
-	const struct o2_lnet_hdr *h = &m->hdr;
-	u32 nob = le32_to_cpu(h->payload_length);
-	struct o2_putack_msg *ack;
+	u32 nob = le32_to_cpu(m->hdr.payload_length);
 	struct o2_bulk *b;
-	struct o2_tx *tx;
-	int rc;
 
 	b = o2_bulk_alloc(conn->ni, O2_BULK_PUT_SINK, nob, o->seed, o->flags,
 			  o->pooled);
-	rc = b ? o2_bulk_map(b, conn) : -ENOMEM;
+	if (!b)
+		return -ENOMEM;
+	b->done = o->done;
+	b->owner = o->ctx;
+	if (o->cookie)
+		b->peer_cookie = o->cookie;
+	return o2_bulk_sink_offer(conn, m, b);
+}
+
+/**
+ * o2_bulk_sink_offer() - offer a sink the owner made for the PUT of @m
+ * @conn: the conn its PUT_REQ came on
+ * @m: the request
+ * @b: the sink (O2_BULK_PUT_SINK, its owner set; b->peer_cookie, if not
+ *	0, is the owner's): takes over the caller's reference
+ *
+ * Sends PUT_ACK with the sink's descriptor; the exchange waits for the
+ * peer's PUT_DONE until its deadline, and its owner learns its end
+ * through b->done.
+ *
+ * Return: 0, or an errno to NAK with (the owner is not called: @b is
+ * let go without its done).
+ */
+int o2_bulk_sink_offer(struct o2_conn *conn, const struct o2_putreq_msg *m,
+		       struct o2_bulk *b)
+{
+	const struct o2_lnet_hdr *h = &m->hdr;
+	struct o2_putack_msg *ack;
+	struct o2_tx *tx;
+	int rc;
+
+	rc = o2_bulk_map(b, conn);
 	tx = rc ? NULL : o2_bulk_tx(conn->ni, O2_MSG_PUT_ACK, b,
 				    sizeof(*ack) + sizeof(ack->rd.frags[0]));
 	if (!tx) {
-		if (b)
-			o2_bulk_put(b);
+		b->done = NULL;
+		o2_bulk_drop_mr(b, true);	/* never registered */
+		o2_bulk_put(b);
 		return rc ? rc : -ENOMEM;
 	}
-	b->peer_cookie = m->cookie;
+	if (!b->peer_cookie)
+		b->peer_cookie = m->cookie;
 	b->peer_nid = le64_to_cpu(h->src_nid);
 	b->hop_nid = conn->peer->nid;
 	b->ack_wmd = h->msg.put.ack_wmd;
-	if (o->cookie)
-		b->peer_cookie = o->cookie;
-	b->done = o->done;
-	b->owner = o->ctx;
 	ack = tx->msg + sizeof(struct o2_msg_hdr);
 	ack->src_cookie = m->cookie;
 	ack->dst_cookie = b->cookie;
@@ -663,30 +772,16 @@ int o2_bulk_sink_start(struct o2_conn *conn, const struct o2_putreq_msg *m,
 }
 
 /*
- * A PUT_REQ: the peer has data for our selftest sink, or for another
- * node through this router.
+ * A PUT_REQ: the upper layer offers a sink (or forwards it, or holds
+ * @rx to decide later), or refuses it.
  */
-static int o2_bulk_rx_put_req(struct o2_conn *conn, struct o2_putreq_msg *m,
-			      bool *credit_now)
+static int o2_bulk_rx_put_req(struct o2_conn *conn, struct o2_rx *rx,
+			      struct o2_putreq_msg *m, bool *credit_now)
 {
-	struct o2_lnet_hdr *h = &m->hdr;
-	u32 type = le32_to_cpu(h->type);
-	u64 dest = le64_to_cpu(h->dest_nid);
-	u32 nob = le32_to_cpu(h->payload_length);
-	int rc;
+	int rc = o2_up->bulk_req(conn, rx, O2_MSG_PUT_REQ, m, 0);
 
-	if ((type == O2_LNET_MSG_PUT || type == O2_LNET_MSG_REPLY) &&
-	    dest != conn->ni->nid && !o2_ni_by_nid(dest))
-		rc = o2_rtr_forward_put(conn, m);
-	else if (type == O2_LNET_MSG_REPLY && dest == conn->ni->nid &&
-		 nob <= O2LND_BRW_MAX_SIZE)
-		rc = o2_brw_reply_put(conn, m);
-	else if (type != O2_LNET_MSG_PUT || dest != conn->ni->nid ||
-		 le32_to_cpu(h->msg.put.ptl_index) != O2_BRW_PORTAL ||
-		 nob > O2LND_BRW_MAX_SIZE)
-		rc = -ENODATA;	/* nobody takes it */
-	else
-		rc = o2_brw_put_sink(conn, m);
+	if (rc == O2_BULK_HELD)
+		return rc;
 	/* a NAK returns the credit at once; else PUT_DONE or PUT_NAK will */
 	if (rc)
 		o2_bulk_send_completion(conn, O2_MSG_PUT_NAK, m->cookie, rc);
@@ -717,9 +812,14 @@ void o2_bulk_rtr_nak(struct o2_conn *conn, const struct o2_putreq_msg *m,
  * @b: the buffer holding the data (the caller's reference passes)
  * @o: the router's message, told through o->done when the exchange
  *	ends (also when it cannot start)
+ *
+ * Return: the PUT_REQ, for the router to launch (its exchange waits for
+ * the answer), or NULL when it cannot start (o->done was told).
  */
-void o2_bulk_rtr_send(struct o2_ni *ni, u64 hop, const struct o2_lnet_hdr *hdr,
-		      struct o2_bulk *b, const struct o2_bulk_owner *o)
+struct o2_tx *o2_bulk_rtr_send(struct o2_ni *ni, u64 hop,
+			       const struct o2_lnet_hdr *hdr,
+			       struct o2_bulk *b,
+			       const struct o2_bulk_owner *o)
 {
 	struct o2_putreq_msg *m;
 	struct o2_tx *tx;
@@ -750,64 +850,84 @@ void o2_bulk_rtr_send(struct o2_ni *ni, u64 hop, const struct o2_lnet_hdr *hdr,
 	if (!tx) {
 		o2_bulk_finish(b, -ENOBUFS);
 		o2_bulk_put(b);
-		return;
+		return NULL;
 	}
 	m = tx->msg + sizeof(struct o2_msg_hdr);
 	m->hdr = *hdr;
 	m->cookie = b->cookie;
-	o2_bulk_launch(ni, hop, tx, b);
+	o2_bulk_await(b, tx);
+	return tx;
 }
 
-/* A GET_REQ: RDMA-write our selftest source into the peer's sink. */
-static int o2_bulk_rx_get_req(struct o2_conn *conn, struct o2_get_msg *m,
-			      u32 rd_nob)
+/* A GET_REQ: the upper layer answers it with its source, or refuses it. */
+static int o2_bulk_rx_get_req(struct o2_conn *conn, struct o2_rx *rx,
+			      struct o2_get_msg *m, u32 rd_nob)
 {
-	struct o2_lnet_hdr *h = &m->hdr;
-	struct o2_completion_msg *done;
-	u64 mb = le64_to_cpu(h->msg.get.match_bits);
-	struct o2_bulk *b;
-	struct o2_tx *tx;
 	int rc;
 
-	if (le32_to_cpu(h->type) != O2_LNET_MSG_GET ||
-	    le64_to_cpu(h->dest_nid) != conn->ni->nid ||
-	    le32_to_cpu(h->msg.get.ptl_index) != O2_BRW_PORTAL) {
-		o2_bulk_send_completion(conn, O2_MSG_GET_DONE, m->cookie,
-					-ENODATA);
-		return 0;
-	}
-	if (rd_nob > le32_to_cpu(h->msg.get.sink_length)) {
+	if (rd_nob > le32_to_cpu(m->hdr.msg.get.sink_length)) {
 		o2_bulk_refuse(conn, "descriptor beyond the GET's length");
 		return -EPROTO;
 	}
-	b = o2_bulk_alloc(conn->ni, O2_BULK_GET_SRC, rd_nob, mb >> 1,
-			  (u32)mb & O2LND_BRW_F_CHECK, true);
-	rc = b ? o2_bulk_map(b, conn) : -ENOMEM;
+	rc = o2_up->bulk_req(conn, rx, O2_MSG_GET_REQ, m, rd_nob);
+	if (rc < 0)
+		o2_bulk_send_completion(conn, O2_MSG_GET_DONE, m->cookie, rc);
+	return rc == O2_BULK_HELD ? rc : 0;
+}
+
+/**
+ * o2_bulk_get_reply() - RDMA-write a source into a peer's GET sink
+ * @conn: the conn the GET_REQ came on
+ * @m: the GET_REQ
+ * @b: the source (O2_BULK_GET_SRC, filled, its owner set or not; as many
+ *	bytes as the sink takes, at most): takes over the caller's
+ *	reference
+ *
+ * The WRITEs go, then GET_DONE with the byte count; the owner learns
+ * the end through b->done.  If they cannot, the peer gets GET_DONE with
+ * the error and the owner b->done with it.
+ */
+void o2_bulk_get_reply(struct o2_conn *conn, const struct o2_get_msg *m,
+		       struct o2_bulk *b)
+{
+	struct o2_completion_msg *done;
+	struct o2_tx *tx;
+	u32 i, sink = 0;
+	int rc;
+
+	/* the sink takes what the descriptor offers, no more */
+	for (i = 0; i < m->rd.nfrags; i++)
+		sink += m->rd.frags[i].nob;
+	rc = b->nob > sink ? -EMSGSIZE : o2_bulk_map(b, conn);
 	tx = rc ? NULL : o2_bulk_tx(conn->ni, O2_MSG_GET_DONE, b,
 				    sizeof(*done));
 	if (tx && o2_tx_set_writes(tx, &m->rd)) {
+		/* its done recovers the MR and tells the owner */
 		tx->status = -ENOMEM;
 		o2_tx_put(tx);
-		tx = NULL;
+		o2_bulk_put(b);
+		o2_bulk_send_completion(conn, O2_MSG_GET_DONE, m->cookie,
+					-ENOMEM);
+		return;
 	}
 	if (!tx) {
-		if (b)
-			o2_bulk_put(b);
-		o2_bulk_send_completion(conn, O2_MSG_GET_DONE, m->cookie,
-					rc ? rc : -ENOMEM);
-		return 0;
+		rc = rc ? rc : -ENOMEM;
+		o2_bulk_drop_mr(b, true);	/* never registered */
+		o2_bulk_finish(b, rc);
+		o2_bulk_put(b);
+		o2_bulk_send_completion(conn, O2_MSG_GET_DONE, m->cookie, rc);
+		return;
 	}
-	o2_brw_fill(b);
 	b->peer_cookie = m->cookie;
+	b->hop_nid = conn->peer->nid;
 	kref_get(&conn->ref);
 	b->conn = conn;
 	done = tx->msg + sizeof(struct o2_msg_hdr);
 	done->cookie = m->cookie;
-	done->status = rd_nob;
+	done->status = b->nob;
 	tx->reg = true;
 	o2_bulk_put(b);		/* the tx holds it */
 	o2_bulk_reply(conn, tx);
-	return 0;
 }
 
 /* A PUT_ACK: RDMA-write our PUT's data into the peer's sink. */
@@ -894,8 +1014,10 @@ static int o2_bulk_rx_completion(struct o2_conn *conn, u8 type,
 	}
 	if (m->status < 0)
 		b->status = o2_remote_status(m->status);
-	else if (type == O2_MSG_GET_DONE && m->status != b->nob)
+	else if (type == O2_MSG_GET_DONE && m->status > b->nob)
 		b->status = -EPROTO;
+	else if (type == O2_MSG_GET_DONE)
+		b->got = m->status;	/* a REPLY may be shorter than its sink */
 	/* the peer is done with our memory: invalidate, then finish */
 	o2_bulk_invalidate(b, conn);
 	return 0;
@@ -904,6 +1026,7 @@ static int o2_bulk_rx_completion(struct o2_conn *conn, u8 type,
 /**
  * o2_bulk_rx() - a bulk message arrived
  * @conn: the conn
+ * @rx: its receive buffer
  * @type: O2_MSG_PUT_REQ .. O2_MSG_GET_DONE
  * @body: its body (after the header)
  * @len: body bytes
@@ -913,11 +1036,12 @@ static int o2_bulk_rx_completion(struct o2_conn *conn, u8 type,
  *
  * Receive completion context.
  *
- * Return: 0, or -EPROTO for a malformed message or descriptor (the caller
- * closes the connection).
+ * Return: 0, O2_BULK_HELD if the upper layer holds @rx (it reposts it),
+ * or -EPROTO for a malformed message or descriptor (the caller closes the
+ * connection).
  */
-int o2_bulk_rx(struct o2_conn *conn, u8 type, void *body, u32 len,
-	       bool flip, bool *credit_now)
+int o2_bulk_rx(struct o2_conn *conn, struct o2_rx *rx, u8 type, void *body,
+	       u32 len, bool flip, bool *credit_now)
 {
 	u32 rd_nob;
 	int rc;
@@ -931,9 +1055,9 @@ int o2_bulk_rx(struct o2_conn *conn, u8 type, void *body, u32 len,
 	*credit_now = true;
 	switch (type) {
 	case O2_MSG_PUT_REQ:
-		return o2_bulk_rx_put_req(conn, body, credit_now);
+		return o2_bulk_rx_put_req(conn, rx, body, credit_now);
 	case O2_MSG_GET_REQ:
-		return o2_bulk_rx_get_req(conn, body, rd_nob);
+		return o2_bulk_rx_get_req(conn, rx, body, rd_nob);
 	case O2_MSG_PUT_ACK:
 		return o2_bulk_rx_put_ack(conn, body, rd_nob);
 	default:

@@ -25,7 +25,7 @@
 #include <linux/atomic.h>
 #include <linux/build_bug.h>
 #include <linux/completion.h>
-#include "lnet.h"
+#include "lnd.h"
 
 static DEFINE_XARRAY(o2_pend);
 static atomic64_t o2_pend_last = ATOMIC64_INIT(0);
