@@ -7,7 +7,7 @@
  * compiled into this test module: this file includes their sources and
  * the suites in wire_test.c, nid_test.c, decide_test.c, state_test.c,
  * fault_test.c, credits_test.c, bulk_test.c, route_test.c and
- * pending_test.c call them (pending.c: LNet's table of pending requests,
+ * pending_test.c call them (pending.c: the table of pending requests,
  * pure but for its xarray).
  * Nothing is exported, so o2lnd.ko and this module can be loaded
  * together.  Built only against a kernel with CONFIG_KUNIT (Kbuild).

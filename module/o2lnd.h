@@ -6,10 +6,9 @@
  * Layers (docs/design/architecture.md; scripts/o2-layers.py checks calls
  * and includes), one folder each:
  *   module/lnet/ (lnet.h)  LNet: ni.c lnet.c ping.c discovery.c
- *                          pending.c bulk.c selftest.c router.c views.c
- *                          ctl.c
+ *                          selftest.c router.c views.c ctl.c
  *   module/lnd/ (lnd.h)    the LND: cm.c conn.c connd.c tx.c rx.c dev.c
- *                          mr.c peer.c
+ *                          mr.c peer.c ni.c bulk.c pending.c
  *   module/ (this header)  pure units below both, driven by KUnit:
  *                          wire.c credits.c state.c nid.c route.c
  *                          health.c fault.c params.c trace.c; and main.c
@@ -73,7 +72,7 @@
  *     -> conn->lock (conn state, credits, tx queues)
  *   The two mutexes nest only in that order (NET_SHOW's MR figures,
  *   views.c), never with a spinlock held.
- *   the pending table's lock (lnet/pending.c: pings, selftest RPCs and
+ *   the pending table's lock (lnd/pending.c: pings, selftest RPCs and
  *   bulk exchanges waiting for an answer), ni->tx_pool_lock (an NI's
  *   released txs), o2_fault_lock (fault rules), o2_rtr_lock (router
  *   buffers and credits; taken under ni->lock by PEER_SHOW),
