@@ -299,11 +299,13 @@ static int o2l_bulk_req(struct o2_conn *conn, struct o2_rx *rx, u8 type,
 
 /**
  * struct o2l_get - a GET of Lustre's sent by GET_REQ
+ * @lni: the NI it is sent from
  * @get: the GET
  * @reply: its REPLY (lnet_create_reply_msg()), whose payload the peer
  *	RDMA-writes into the GET's MD
  */
 struct o2l_get {
+	struct lnet_ni *lni;
 	struct lnet_msg *get;
 	struct lnet_msg *reply;
 };
@@ -326,16 +328,14 @@ static void o2l_bulk_out_done(struct o2_bulk *b, int status)
 {
 	enum o2_tx_phase phase = b->conn ? O2_TXP_POSTED : O2_TXP_CONNECT;
 	struct o2l_get *g = b->owner;
-	struct lnet_ni *lni;
 
 	if (b->kind == O2_BULK_PUT_SRC) {
 		o2l_set_hstatus(b->owner, status, phase);
 		lnet_finalize(b->owner, status);
 		return;
 	}
-	lni = g->get->msg_txni;
 	if (!status)
-		lnet_set_reply_msg_len(lni, g->reply, b->got);
+		lnet_set_reply_msg_len(g->lni, g->reply, b->got);
 	o2l_set_hstatus(g->get, status, phase);
 	lnet_finalize(g->get, status);
 	lnet_finalize(g->reply, status);
@@ -460,6 +460,7 @@ static int o2l_send_nofs(struct lnet_ni *lni, struct lnet_msg *msg)
 		g = kmalloc(sizeof(*g), GFP_KERNEL);
 		if (!g)
 			return -ENOMEM;
+		g->lni = lni;
 		g->get = msg;
 		g->reply = lnet_create_reply_msg(lni, msg);
 		if (!g->reply) {
