@@ -239,6 +239,127 @@ out:
 	} while (found);
 }
 
+/*
+ * A conn of @ni to @nid (O2LND_NID_ANY: to any peer) made before @start,
+ * with a reference, or NULL.  Each peer it looks at forgets its scheduled
+ * reconnect and backoff; *@known is set if there is such a peer.
+ */
+static struct o2_conn *o2_ni_old_conn(struct o2_ni *ni, u64 nid,
+				      unsigned long start, bool *known)
+{
+	struct o2_conn *conn, *found = NULL;
+	struct o2_peer *peer;
+	int bkt;
+
+	spin_lock(&ni->lock);
+	hash_for_each(ni->peers, bkt, peer, node) {
+		if (found || (nid != O2LND_NID_ANY && peer->nid != nid))
+			continue;
+		*known = true;
+		peer->reconnect = false;
+		peer->backoff_ms = 0;
+		o2_peer_update_state(peer);
+		list_for_each_entry(conn, &peer->conns, peer_list) {
+			if (time_after(conn->created, start))
+				continue;
+			kref_get(&conn->ref);
+			found = conn;
+			break;
+		}
+	}
+	spin_unlock(&ni->lock);
+	return found;
+}
+
+/**
+ * o2_ni_close_peer() - close the conns of @ni to a peer
+ * @ni: the NI
+ * @nid: the peer, or O2LND_NID_ANY for every peer of @ni
+ * @closed: out: incremented for each conn closed
+ *
+ * Closes the conns there when it is called, not those made meanwhile
+ * (what a close fails may be resent on new conns, which are not closed
+ * in turn), with -ECONNABORTED (an operator's close: their queued
+ * messages fail).  Cancels a scheduled reconnect and the backoff too.
+ * Process context; sleeps.
+ *
+ * Return: true if @ni knows the peer (for O2LND_NID_ANY: any peer).
+ */
+bool o2_ni_close_peer(struct o2_ni *ni, u64 nid, u32 *closed)
+{
+	unsigned long start = jiffies;
+	struct o2_conn *conn;
+	bool known = false;
+
+	while ((conn = o2_ni_old_conn(ni, nid, start, &known))) {
+		o2_conn_close(conn, -ECONNABORTED);
+		o2_conn_put(conn);
+		(*closed)++;
+	}
+	return known;
+}
+
+/**
+ * o2_ni_peer_at() - the @index-th peer in @ni's table
+ * @ni: the NI
+ * @index: from 0
+ * @nid: out: its NID
+ * @refs: out: its references (the table's, its conns', its txs')
+ *
+ * Return: 0, or -ENOENT past the last.
+ */
+int o2_ni_peer_at(struct o2_ni *ni, u32 index, u64 *nid, u32 *refs)
+{
+	struct o2_peer *peer;
+	int bkt, rc = -ENOENT;
+	u32 n = 0;
+
+	spin_lock(&ni->lock);
+	hash_for_each(ni->peers, bkt, peer, node) {
+		if (n++ != index)
+			continue;
+		*nid = peer->nid;
+		*refs = kref_read(&peer->ref);
+		rc = 0;
+	}
+	spin_unlock(&ni->lock);
+	return rc;
+}
+
+/**
+ * o2_ni_conn_at() - the @index-th conn of @ni that is not closing
+ * @ni: the NI
+ * @index: from 0, over its peers' conn lists
+ * @nid: out: the peer's NID
+ * @mtu: out: the path MTU in bytes, 0 where there is no path record
+ *	(iWARP) or no cm_id yet
+ *
+ * Return: 0, or -ENOENT past the last.
+ */
+int o2_ni_conn_at(struct o2_ni *ni, u32 index, u64 *nid, u32 *mtu)
+{
+	struct o2_conn *conn;
+	struct o2_peer *peer;
+	int bkt, rc = -ENOENT;
+	u32 n = 0;
+
+	spin_lock(&ni->lock);
+	hash_for_each(ni->peers, bkt, peer, node) {
+		list_for_each_entry(conn, &peer->conns, peer_list) {
+			struct rdma_cm_id *id = READ_ONCE(conn->cmid);
+
+			if (n++ != index)
+				continue;
+			*nid = peer->nid;
+			*mtu = id && id->route.path_rec ?
+			       ib_mtu_enum_to_int(id->route.path_rec->mtu) : 0;
+			rc = 0;
+		}
+	}
+	spin_unlock(&ni->lock);
+	return rc;
+}
+
 /**
  * o2_ni_forget_peers() - take every peer out of @ni's table
  * @ni: the NI, shut down, its conns gone (o2_ni_wait_conns())

@@ -232,8 +232,8 @@ static void o2_brw_bulk_done(struct o2_bulk *b, int status)
 		o2_brw_update(b->peer_cookie, status, true, false);
 		return;
 	}
-	/* a read's REPLY is as long as its sink */
-	if (!status && b->got != b->nob)
+	/* a read's REPLY by GET_DONE is as long as its sink */
+	if (!status && b->kind == O2_BULK_GET_SINK && b->got != b->nob)
 		status = -EPROTO;
 	if (!status && (b->flags & O2LND_BRW_F_CHECK) &&
 	    !o2_bulk_pattern(b, true))

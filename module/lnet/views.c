@@ -332,46 +332,15 @@ int o2_conn_show(u32 ni_index, u32 index, struct o2lnd_ioc_conn *out)
  */
 int o2_peer_close(u64 nid, u64 local_nid, u32 *closed)
 {
-	unsigned long start = jiffies;
-	struct o2_conn *conn, *found;
-	struct o2_peer *peer;
-	bool known = false;
 	struct o2_ni *ni;
+	bool known = false;
 
 	*closed = 0;
 	o2_for_each_ni(ni) {
 		if (local_nid != O2LND_NID_ANY && ni->nid != local_nid)
 			continue;
-		do {
-			found = NULL;
-			spin_lock(&ni->lock);
-			peer = o2_peer_find_locked(ni, nid);
-			if (peer) {
-				known = true;
-				peer->reconnect = false;
-				peer->backoff_ms = 0;
-				o2_peer_update_state(peer);
-				/*
-				 * only those there when the call began: the
-				 * RPCs a close fails are resent on new conns,
-				 * which are not closed in turn
-				 */
-				list_for_each_entry(conn, &peer->conns,
-						    peer_list) {
-					if (time_after(conn->created, start))
-						continue;
-					kref_get(&conn->ref);
-					found = conn;
-					break;
-				}
-			}
-			spin_unlock(&ni->lock);
-			if (found) {
-				o2_conn_close(found, -ECONNABORTED);
-				o2_conn_put(found);
-				(*closed)++;
-			}
-		} while (found);
+		if (o2_ni_close_peer(ni, nid, closed))
+			known = true;
 	}
 	return known ? 0 : -ENOENT;
 }

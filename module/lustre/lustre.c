@@ -801,6 +801,51 @@ static void o2l_shutdown(struct lnet_ni *lni)
 	module_put(THIS_MODULE);
 }
 
+/*
+ * lnd_ctl: what `lctl --net o2ib peer_list`, `conn_list`, `disconnect`
+ * and `del_peer` ask of the LND, answered as ko2iblnd answers them: a
+ * peer by index with its reference count, a conn by index with its path
+ * MTU, and closing the conns to a NID (LNET_NID_ANY: to every peer).  A
+ * peer whose conns are closed stays in the table until it is idle, as
+ * o2lnd's peers do.
+ */
+static int o2l_ctl(struct lnet_ni *lni, unsigned int cmd, void *arg)
+{
+	struct libcfs_ioctl_data *data = arg;
+	struct o2l_ni *n = lni->ni_data;
+	u32 refs = 0, mtu = 0, closed = 0;
+	bool known;
+	u64 nid;
+	int rc;
+
+	if (!n)
+		return -ESHUTDOWN;
+	switch (cmd) {
+	case IOC_LIBCFS_GET_PEER:
+		rc = o2_ni_peer_at(&n->ni, data->ioc_count, &nid, &refs);
+		if (!rc) {
+			data->ioc_nid = nid;
+			data->ioc_count = refs;
+		}
+		return rc;
+	case IOC_LIBCFS_GET_CONN:
+		rc = o2_ni_conn_at(&n->ni, data->ioc_count, &nid, &mtu);
+		if (!rc) {
+			data->ioc_nid = nid;
+			data->ioc_u32[0] = mtu;
+		}
+		return rc;
+	case IOC_LIBCFS_CLOSE_CONNECTION:
+	case IOC_LIBCFS_DEL_PEER:
+		nid = data->ioc_nid == LNET_NID_ANY ? O2LND_NID_ANY :
+						      data->ioc_nid;
+		known = o2_ni_close_peer(&n->ni, nid, &closed);
+		return known || nid == O2LND_NID_ANY ? 0 : -ENOENT;
+	default:
+		return -EINVAL;
+	}
+}
+
 #ifdef O2L_HAVE_LND_GET_TIMEOUT
 /* lnd_get_timeout: the time o2lnd gives one attempt of a message. */
 static int o2l_get_timeout(void)
@@ -815,6 +860,7 @@ static const struct lnet_lnd o2l_lnd = {
 	.lnd_shutdown = o2l_shutdown,
 	.lnd_send = o2l_send,
 	.lnd_recv = o2l_recv,
+	.lnd_ctl = o2l_ctl,
 #ifdef O2L_HAVE_LND_GET_TIMEOUT
 	.lnd_get_timeout = o2l_get_timeout,
 #endif

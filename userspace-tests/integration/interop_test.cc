@@ -1702,8 +1702,10 @@ TEST_F(LustreLnet, ALustreNodeOnO2lndPingsDiscoversAndGoesDownUnderTraffic) {
 // server.  4 KiB goes inline (IMMEDIATE); 4 KiB + 8, 64 KiB and 1 MiB go
 // by PUT_REQ and GET_REQ, their pages registered and RDMA-written by
 // o2lnd on one side and ko2iblnd on the other.  lst reports 0 error nodes
-// for every size, `lst ping` too, and after the o2lnd node goes down no
-// QP or cm_id of it is left.
+// for every size, `lst ping` too.  lctl's LND commands work on the o2lnd
+// node (conn_list, peer_list, disconnect; an unknown NID's disconnect
+// fails) and a ping after the disconnect connects again.  After the o2lnd
+// node goes down no QP or cm_id of it is left.
 TEST_F(LustreLnet, ALustreNodeOnO2lndMovesLstBulkOfEverySizeBothWays) {
   Guest& lu = guest("g1");
   Guest& o2 = guest("g2");
@@ -1731,6 +1733,17 @@ TEST_F(LustreLnet, ALustreNodeOnO2lndMovesLstBulkOfEverySizeBothWays) {
   brw(lu, kLustre, kO2lnd, "4104,1M");
   RunResult ping = run(o2, node("bench " + std::string(kO2lnd) + " " + kLustre + " 4 8 ping"), 60);
   EXPECT_TRUE(ping.ok()) << ping.out;
+  // lctl's LND commands, answered as ko2iblnd answers them
+  RunResult cl = lctl(o2, "--net o2ib conn_list");
+  EXPECT_GE(lustre_conns(cl.out, kLustre), 1) << cl.out;
+  RunResult pl = lctl(o2, "--net o2ib peer_list");
+  EXPECT_EQ(lustre_conns(pl.out, kLustre), 1) << pl.out;
+  RunResult dc = lctl(o2, "--net o2ib disconnect " + std::string(kLustre));
+  EXPECT_TRUE(dc.ok()) << dc.out;
+  RunResult unknown = lctl(o2, "--net o2ib disconnect 192.168.1.9@o2ib");
+  EXPECT_FALSE(unknown.ok()) << unknown.out;
+  std::string out;
+  EXPECT_TRUE(lctl_ping(o2, kLustre, &out)) << "after disconnect: " << out;
   o2lnd_lustre_down(o2);
   RdmaRes after = wait_rdma_res(o2, before, 30);
   EXPECT_EQ(after, before) << "before " << before.str() << ", after " << after.str();
