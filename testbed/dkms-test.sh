@@ -189,6 +189,10 @@ for KREL in "${KRELS[@]}"; do
 		sed -n '1,40p' "/var/lib/dkms/o2lnd/$ver/build/make.log" >> "$LOG" 2> /dev/null || true
 	fi
 	log "build took $((SECONDS - t)) s"
+	# dkms installs only for a kernel whose /lib/modules/<release> exists,
+	# which no package made here (the guests' kernels are unpacked into
+	# the cache, never installed): made for the test, removed by cleanup
+	mkdir -p "$MODDIR"
 	# a kernel with CONFIG_MODULE_COMPRESS_* (6.12: xz) gets o2lnd.ko.xz
 	run dkms install "o2lnd/$ver" -k "$KREL" --kernelsourcedir "${HDR[$KREL]}" || true
 	for z in "" .xz .zst .gz; do
