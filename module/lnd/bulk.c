@@ -212,6 +212,33 @@ void o2_bulk_put(struct o2_bulk *b)
 	kref_put(&b->ref, o2_bulk_release);
 }
 
+/*
+ * The exchange part of a new bulk buffer: one reference, @kind, @nob
+ * bytes, a fresh cookie with its room in the pending table reserved, the
+ * timeout parameter as deadline, no pages and no owner yet.  NULL without
+ * memory.
+ */
+static struct o2_bulk *o2_bulk_new(struct o2_ni *ni, enum o2_bulk_kind kind,
+				   u32 nob)
+{
+	struct o2_bulk *b = kzalloc(sizeof(*b), GFP_KERNEL);
+
+	if (!b)
+		return NULL;
+	kref_init(&b->ref);
+	INIT_LIST_HEAD(&b->list);
+	b->kind = kind;
+	b->ni = ni;
+	b->nob = nob;
+	b->cookie = o2_pend_cookie();
+	b->deadline = jiffies + o2_timeout * HZ;
+	if (o2_pend_reserve(b->cookie)) {
+		kfree(b);
+		return NULL;
+	}
+	return b;
+}
+
 /**
  * o2_bulk_alloc() - a bulk buffer of @nob bytes and its exchange
  * @ni: the NI
@@ -228,24 +255,13 @@ void o2_bulk_put(struct o2_bulk *b)
 struct o2_bulk *o2_bulk_alloc(struct o2_ni *ni, enum o2_bulk_kind kind,
 			      u32 nob, u64 seed, u32 flags, bool pooled)
 {
-	struct o2_bulk *b = kzalloc(sizeof(*b), GFP_KERNEL);
+	struct o2_bulk *b = o2_bulk_new(ni, kind, nob);
 	u32 i, npages = DIV_ROUND_UP(nob, PAGE_SIZE);
 
 	if (!b)
 		return NULL;
-	kref_init(&b->ref);
-	INIT_LIST_HEAD(&b->list);
-	b->kind = kind;
-	b->ni = ni;
-	b->nob = nob;
 	b->seed = seed;
 	b->flags = flags;
-	b->cookie = o2_pend_cookie();
-	b->deadline = jiffies + o2_timeout * HZ;
-	if (o2_pend_reserve(b->cookie)) {
-		kfree(b);
-		return NULL;
-	}
 	if (pooled) {
 		b->pset = o2_pset_get();
 		if (!b->pset)
@@ -317,20 +333,9 @@ struct o2_bulk *o2_bulk_alloc_kiov(struct o2_ni *ni, enum o2_bulk_kind kind,
 	}
 	if (!nob || nob > O2LND_BRW_MAX_SIZE || left)
 		return ERR_PTR(-EINVAL);
-	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	b = o2_bulk_new(ni, kind, nob);
 	if (!b)
 		return ERR_PTR(-ENOMEM);
-	kref_init(&b->ref);
-	INIT_LIST_HEAD(&b->list);
-	b->kind = kind;
-	b->ni = ni;
-	b->nob = nob;
-	b->cookie = o2_pend_cookie();
-	b->deadline = jiffies + o2_timeout * HZ;
-	if (o2_pend_reserve(b->cookie)) {
-		kfree(b);
-		return ERR_PTR(-ENOMEM);
-	}
 	if (sg_alloc_table(&b->sgt, n, GFP_KERNEL)) {
 		o2_bulk_put(b);
 		return ERR_PTR(-ENOMEM);
