@@ -829,6 +829,7 @@ void o2_rx_free(struct o2_conn *conn);
 int o2_rx_post_all(struct o2_conn *conn);
 void o2_rx_repost(struct o2_rx *rx, enum o2_rx_credit credit);
 void o2_rx_credit_return(struct o2_conn *conn, enum o2_rx_credit credit);
+void o2_rx_unhold(struct o2_conn *conn);
 
 /* connd.c */
 int o2_connd_init(void);

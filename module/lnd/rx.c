@@ -251,6 +251,17 @@ void o2_rx_repost(struct o2_rx *rx, enum o2_rx_credit credit)
 }
 
 /**
+ * o2_rx_unhold() - an upper layer lets go of a receive buffer it held
+ * @conn: the buffer's conn, whose teardown waits until none is held
+ *	(conn->rtr_held, counted up by the holder)
+ */
+void o2_rx_unhold(struct o2_conn *conn)
+{
+	if (atomic_dec_and_test(&conn->rtr_held))
+		wake_up(&o2_exit_waitq);
+}
+
+/**
  * o2_rx_credit_return() - give back the credit a message kept
  * @conn: the conn the message came on
  * @credit: the credit (O2_RX_CREDIT_PEER: a PUT_REQ that was to be

@@ -535,8 +535,7 @@ static void o2_rtr_release_rx(struct o2_rtr_msg *m)
 	spin_lock(&o2_rtr_lock);
 	o2_rtr_nheld--;
 	spin_unlock(&o2_rtr_lock);
-	if (atomic_dec_and_test(&conn->rtr_held))
-		wake_up(&o2_exit_waitq);
+	o2_rx_unhold(conn);
 }
 
 /* Free @m, which holds no credit and is on no queue. */

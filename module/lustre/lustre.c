@@ -66,6 +66,28 @@ static struct o2l_ni *o2l_of(struct o2_ni *ni)
 /* ---- receiving ---- */
 
 /*
+ * Hand the message in @rx (its LNet header on the wire at @wire) to
+ * Lustre's LNet, as an RDMA request if @rdma: @rx is held until LNet
+ * calls o2l_recv() for it.  Receive completion.  Return: 0, or LNet's
+ * error: it will not call o2l_recv(), and @rx is the caller's again.
+ */
+static int o2l_parse(struct lnet_ni *lni, struct o2_conn *conn,
+		     struct o2_rx *rx, void *wire, bool rdma)
+{
+	struct lnet_nid src;
+	struct lnet_hdr hdr;
+	int rc;
+
+	o2l_hdr_from_wire(&hdr, wire);
+	o2l_nid_from_u64(conn->peer->nid, &src);
+	atomic_inc(&conn->rtr_held);
+	rc = lnet_parse(lni, &hdr, &src, rx, rdma);
+	if (rc < 0)
+		o2_rx_unhold(conn);
+	return rc < 0 ? rc : 0;
+}
+
+/*
  * o2_up->recv(): an IMMEDIATE message arrived on @conn: its LNet header
  * and payload at @payload, @nob bytes.  Lustre's LNet parses it and calls
  * o2l_recv() for it (now, or later when it has waited for credits or a
@@ -78,11 +100,8 @@ static bool o2l_rx(struct o2_conn *conn, struct o2_rx *rx, void *payload,
 	struct o2l_ni *n = o2l_of(conn->ni);
 	struct lnet_ni *lni = READ_ONCE(n->lni);
 	struct lnet_hdr_nid4 *wire = payload;
-	struct lnet_nid src;
-	struct lnet_hdr hdr;
 	char nid[O2_NIDSTR_SIZE];
 	u32 plen;
-	int rc;
 
 	if (!lni || nob < O2L_LNET_HDR_SIZE) {
 		pr_warn_ratelimited("o2lnd: %s: dropped a message from %s: %s\n",
@@ -102,17 +121,7 @@ static bool o2l_rx(struct o2_conn *conn, struct o2_rx *rx, void *payload,
 				    plen, nob - (u32)O2L_LNET_HDR_SIZE);
 		return false;
 	}
-	o2l_hdr_from_wire(&hdr, wire);
-	o2l_nid_from_u64(conn->peer->nid, &src);
-	atomic_inc(&conn->rtr_held);
-	rc = lnet_parse(lni, &hdr, &src, rx, 0);
-	if (rc < 0) {
-		/* LNet will not call o2l_recv(): the buffer is ours again */
-		if (atomic_dec_and_test(&conn->rtr_held))
-			wake_up(&o2_exit_waitq);
-		return false;
-	}
-	return true;
+	return !o2l_parse(lni, conn, rx, wire, false);
 }
 
 /*
@@ -240,8 +249,7 @@ static int o2l_recv_rx(struct o2_rx *rx, struct lnet_msg *msg,
 		break;
 	}
 	o2_rx_repost(rx, credit);
-	if (atomic_dec_and_test(&conn->rtr_held))
-		wake_up(&o2_exit_waitq);
+	o2_rx_unhold(conn);
 	return rc;
 }
 
@@ -275,24 +283,13 @@ static int o2l_bulk_req(struct o2_conn *conn, struct o2_rx *rx, u8 type,
 	struct lnet_ni *lni = READ_ONCE(o2l_of(conn->ni)->lni);
 	/* a PUT_REQ and a GET_REQ both start with the LNet header */
 	struct o2_putreq_msg *m = body;
-	struct lnet_nid src;
-	struct lnet_hdr hdr;
 	int rc;
 
 	BUILD_BUG_ON(offsetof(struct o2_get_msg, hdr) != 0);
 	if (!lni)
 		return -ESHUTDOWN;
-	o2l_hdr_from_wire(&hdr, &m->hdr);
-	o2l_nid_from_u64(conn->peer->nid, &src);
-	atomic_inc(&conn->rtr_held);
-	rc = lnet_parse(lni, &hdr, &src, rx, 1);
-	if (rc < 0) {
-		/* LNet will not call o2l_recv(): refused, the buffer reposted */
-		if (atomic_dec_and_test(&conn->rtr_held))
-			wake_up(&o2_exit_waitq);
-		return rc;
-	}
-	return O2_BULK_HELD;
+	rc = o2l_parse(lni, conn, rx, &m->hdr, true);
+	return rc ? rc : O2_BULK_HELD;
 }
 
 /* ---- sending ---- */
